@@ -1,0 +1,20 @@
+"Packaging for nanorl: every value comes from settings.ini, the one place nbdev reads too."
+from configparser import ConfigParser
+from setuptools import setup, find_packages
+
+cfg = ConfigParser(delimiters=['='])
+cfg.read('settings.ini', encoding='utf-8')
+cfg = cfg['DEFAULT']
+
+setup(
+    name=cfg['lib_name'], version=cfg['version'], description=cfg['description'],
+    author=cfg['author'], author_email=cfg['author_email'], license=cfg['license'],
+    url=cfg['git_url'], keywords=cfg['keywords'].split(), python_requires='>=' + cfg['min_python'],
+    packages=find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
+    install_requires=cfg['requirements'].split(),
+    extras_require={'dev': cfg['dev_requirements'].split()},
+    entry_points={'console_scripts': cfg['console_scripts'].split(),
+                  'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
+    long_description=open('README.md', encoding='utf-8').read(), long_description_content_type='text/markdown',
+    include_package_data=True, zip_safe=False,
+)
