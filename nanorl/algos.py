@@ -6,7 +6,7 @@
 from __future__ import annotations
 import torch
 from torch import Tensor
-from .core import Batch, masked_mean, masked_sum
+from .core import Batch, did_you_mean, masked_mean, masked_sum
 
 # %% auto #0
 __all__ = ['ESTIMATORS', 'NEEDS_CRITIC', 'NEEDS_GROUPS', 'returns_to_go', 'constant_baseline', 'td_residuals', 'gae',
@@ -87,8 +87,5 @@ NEEDS_GROUPS = {'grpo', 'dr_grpo', 'rloo'}
 def estimate_advantage(algo: str, batch: Batch, **kw) -> tuple[Tensor, Tensor | None]:
     "Advantages (and critic targets) for `batch` with the estimator named `algo`; `kw` are its knobs."
     if algo not in ESTIMATORS:
-        import difflib
-        close = difflib.get_close_matches(algo, list(ESTIMATORS), n=1)
-        raise ValueError(f"unknown algo {algo!r}" + (f"; did you mean {close[0]!r}?" if close else "")
-                         + f" Choose one of {sorted(ESTIMATORS)}")
+        raise ValueError(f"unknown algo {algo!r};{did_you_mean(algo, ESTIMATORS)} choose one of {sorted(ESTIMATORS)}")
     return ESTIMATORS[algo](batch, **kw)

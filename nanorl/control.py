@@ -12,7 +12,7 @@ from .core import Batch
 from .loss import entropy
 
 # %% auto #0
-__all__ = ['mlp', 'MLPPolicy', 'Critic', 'make_envs', 'reset_seeds', 'rollout', 'evaluate']
+__all__ = ['mlp', 'MLPPolicy', 'Critic', 'make_envs', 'reset_seeds', 'gumbel', 'rollout', 'evaluate']
 
 # %% ../nbs/04_control.ipynb #eacc6591
 def mlp(sizes: list[int], out_gain: float = 1.0) -> nn.Sequential:
@@ -54,34 +54,41 @@ def reset_seeds(seed: int, n_prompts: int, group_size: int) -> int | list[int]:
     return seed if group_size == 1 else [seed + p for p in range(n_prompts) for _ in range(group_size)]
 
 # %% ../nbs/04_control.ipynb #adc48681
+def gumbel(shape, generator: torch.Generator | None = None) -> Tensor:
+    "Standard Gumbel noise: argmax(logits + gumbel) is a sample from softmax(logits)."
+    return -torch.empty(shape).exponential_(generator=generator).log()
+
+# %% ../nbs/04_control.ipynb #41f311c5
 @torch.no_grad()
 def rollout(policy: nn.Module, envs: gym.vector.VectorEnv, n_prompts: int, group_size: int, seed: int,
             generator: torch.Generator | None = None, greedy: bool = False, max_steps: int = 500) -> Batch:
     "Run every environment to the end of one episode (or `max_steps`) with one batched forward per step."
     N = n_prompts * group_size
     obs, _ = envs.reset(seed=reset_seeds(seed, n_prompts, group_size))
-    obs_buf, act_buf, logp_buf, rew_buf, mask_buf = [], [], [], [], []
-    alive, terminated = torch.ones(N, dtype=torch.bool), torch.zeros(N, dtype=torch.bool)
-    last_obs = torch.zeros(N, *obs.shape[1:])
-    for _ in range(max_steps):
-        o = torch.as_tensor(obs, dtype=torch.float32)
-        logp_all = policy(o).log_softmax(-1)
-        act = logp_all.argmax(-1) if greedy else torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(-1)
+    obs_buf = np.zeros((max_steps, N, *obs.shape[1:]), np.float32)
+    rew_buf, mask_buf = np.zeros((max_steps, N), np.float32), np.zeros((max_steps, N), np.float32)
+    act_buf, logp_buf = torch.zeros(max_steps, N, dtype=torch.long), torch.zeros(max_steps, N)
+    alive, terminated, last_obs = np.ones(N, bool), np.zeros(N, bool), np.zeros_like(obs_buf[0])
+    for t in range(max_steps):
+        obs_buf[t] = obs
+        logp_all = policy(torch.from_numpy(obs_buf[t])).log_softmax(-1)
+        act = (logp_all if greedy else logp_all + gumbel(logp_all.shape, generator)).argmax(-1)
+        act_buf[t], logp_buf[t] = act, logp_all.gather(-1, act[:, None]).squeeze(-1)
         obs, rew, term, trunc, _ = envs.step(act.numpy())
-        obs_buf.append(o); act_buf.append(act); mask_buf.append(alive.float())
-        logp_buf.append(logp_all.gather(-1, act[:, None]).squeeze(-1))
-        rew_buf.append(torch.as_tensor(rew, dtype=torch.float32) * alive)
-        done = alive & torch.as_tensor(term | trunc)
-        terminated |= alive & torch.as_tensor(term)
-        last_obs[done] = torch.as_tensor(obs, dtype=torch.float32)[done]
+        mask_buf[t], rew_buf[t] = alive, rew * alive
+        done = alive & (term | trunc)
+        terminated |= done & term
+        last_obs[done] = obs[done]
         alive &= ~done
         if not alive.any(): break
-    last_obs[alive] = torch.as_tensor(obs, dtype=torch.float32)[alive]   # cut by max_steps
-    g = lambda xs: torch.stack(xs, 1).view(n_prompts, group_size, len(xs), *xs[0].shape[1:])
+    last_obs[alive] = obs[alive]          # still running: cut by max_steps
+    T = t + 1
+    g = lambda x: torch.as_tensor(x[:T]).transpose(0, 1).reshape(n_prompts, group_size, T, *x.shape[2:])
     return Batch(obs=g(obs_buf), act=g(act_buf), logp=g(logp_buf), reward=g(rew_buf), mask=g(mask_buf),
-                 terminated=terminated.view(n_prompts, group_size), last_obs=last_obs.view(n_prompts, group_size, -1))
+                 terminated=torch.as_tensor(terminated).view(n_prompts, group_size),
+                 last_obs=torch.as_tensor(last_obs).view(n_prompts, group_size, -1))
 
-# %% ../nbs/04_control.ipynb #191806df
+# %% ../nbs/04_control.ipynb #db8f7a50
 def evaluate(policy: nn.Module, env_id: str, n_episodes: int = 20, seed: int = 10_000, max_steps: int = 500) -> float:
     "Mean return of the greedy policy over `n_episodes` episodes with fixed seeds."
     envs = make_envs(env_id, n_episodes)

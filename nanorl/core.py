@@ -10,7 +10,7 @@ from torch import Tensor
 
 # %% auto #0
 __all__ = ['AGG_MODES', 'Trajectory', 'Batch', 'make_batch', 'masked_sum', 'masked_mean', 'masked_var', 'masked_whiten',
-           'loss_norm', 'aggregate', 'micro_batches']
+           'loss_norm', 'aggregate', 'micro_batches', 'did_you_mean']
 
 # %% ../nbs/01_core.ipynb #f590f1c3
 @dataclass
@@ -109,3 +109,12 @@ def micro_batches(n: int, size: int) -> list[slice]:
     "Slices cutting `n` sequences into chunks of `size` (the last may be shorter); `size <= 0` means one chunk."
     size = n if size <= 0 else size
     return [slice(i, min(i + size, n)) for i in range(0, n, size)]
+
+# %% ../nbs/01_core.ipynb #ca94bac6
+import difflib
+
+def did_you_mean(name: str, choices, aliases: dict | None = None) -> str:
+    "' did you mean X?' for the closest of `choices` or of the keys of `aliases` (then X is the alias's target); '' when nothing is close."
+    aliases = aliases or {}
+    close = difflib.get_close_matches(str(name), [*map(str, choices), *aliases], n=1)
+    return f" did you mean {aliases.get(close[0], close[0])!r}?" if close else ""

@@ -1,0 +1,59 @@
+"""Time to solve CartPole for every preset in configs/, and rollout throughput.
+
+    python bench/cartpole.py                 # every algorithm, seeds 0 1 2
+    python bench/cartpole.py --algos ppo --seeds 0 1 2 3 4
+
+Each run is a fresh `python -m nanorl.train --config configs/cartpole_<algo>.yaml --seed S` process. Wall time is
+measured around the whole process (interpreter start and imports included) and ends when the run stops: at the
+first greedy evaluation whose mean return over 20 episodes reaches 475 (the config's `stop_when_solved`), or at its
+last step. Rollout throughput is real (unpadded) environment steps divided by the time spent in rollouts, from the
+run's own log. Writes bench/results/cartpole.csv (one row per run) and bench/results/cartpole.md (the medians).
+"""
+import argparse, csv, math, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+from tqdm import tqdm
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from nanorl.train import PRESETS, TASKS, read_log
+
+def run_one(algo: str, seed: int, out_dir: str) -> dict:
+    cmd = [sys.executable, '-m', 'nanorl.train', '--config', str(ROOT / f'configs/cartpole_{algo}.yaml'),
+           '--seed', str(seed), '--out_dir', out_dir, '--name', f'{algo}_s{seed}', '--progress', 'false']
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    wall = time.perf_counter() - t0
+    if proc.returncode: raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
+    log = read_log(Path(out_dir) / f'{algo}_s{seed}')
+    evals = [v for v in log['eval_return'] if not math.isnan(v)]
+    return {'algo': algo, 'seed': seed, 'solved': bool(evals) and evals[-1] >= TASKS['cartpole'].solved_at,
+            'wall_s': round(wall, 2), 'train_steps': int(log['step'][-1]), 'env_steps': int(log['env_steps'][-1]),
+            'rollout_steps_per_s': round(log['env_steps'][-1] / sum(log['t_rollout'])),
+            'final_eval_return': evals[-1] if evals else math.nan}
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--algos', nargs='*', default=list(PRESETS))
+    ap.add_argument('--seeds', nargs='*', type=int, default=[0, 1, 2])
+    ap.add_argument('--out', default=str(ROOT / 'bench/results/cartpole'))
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for algo, seed in tqdm([(a, s) for a in args.algos for s in args.seeds], desc='cartpole bench'):
+            rows.append(run_one(algo, seed, tmp))
+    with open(args.out + '.csv', 'w', newline='') as f:
+        w = csv.DictWriter(f, list(rows[0])); w.writeheader(); w.writerows(rows)
+    lines = ['| algo | solved | median wall s (process start to solved) | median env steps | median rollout steps/s |',
+             '|---|---|---|---|---|']
+    for algo in args.algos:
+        rs = [r for r in rows if r['algo'] == algo]
+        med = lambda k: statistics.median(r[k] for r in rs)
+        lines.append(f"| {algo} | {sum(r['solved'] for r in rs)}/{len(rs)} | {med('wall_s'):.1f} | "
+                     f"{med('env_steps'):,.0f} | {med('rollout_steps_per_s'):,.0f} |")
+    table = '\n'.join(lines)
+    cmd = 'python bench/cartpole.py' + ('' if args.algos == list(PRESETS) else ' --algos ' + ' '.join(args.algos)) \
+          + ('' if args.seeds == [0, 1, 2] else ' --seeds ' + ' '.join(map(str, args.seeds)))
+    Path(args.out + '.md').write_text(f"{table}\n\nSeeds {args.seeds}, medians; produced by `{cmd}`.\n")
+    print(table)
+
+if __name__ == '__main__': main()
