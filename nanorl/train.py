@@ -136,8 +136,8 @@ def from_dict(d: dict, base: dict | None = None) -> Config:
     "A `Config` from `d` laid over `base`; unknown keys are errors that suggest the closest valid key."
     for k in d:
         if k not in _FIELDS:
-            raise ConfigError(f"unknown config key {k!r};{did_you_mean(k, _FIELDS, KEY_ALIASES)} "
-                              f"python -m nanorl.train --help lists every key")
+            hint = did_you_mean(k, _FIELDS, KEY_ALIASES)
+            raise ConfigError(f"unknown config key {k!r}" + (f";{hint}" if hint else "") + " (--help lists every key)")
     return Config(**{**(base or {}), **d})
 
 def load_yaml(path: str | os.PathLike) -> dict:
@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None):
     argv = sys.argv[1:] if argv is None else argv
     if {'-h', '--help'} & set(argv): print(usage()); return
     try: cfg, resume = config_from_argv(argv)
-    except ConfigError as e: sys.exit(f"nanorl: error: {e}")
+    except ConfigError as e: print(f"nanorl: error: {e}", file=sys.stderr); sys.exit(2)
     try: row = train(cfg, resume)
     except NonFiniteLoss as e: print(f"nanorl: stopped: {e}", file=sys.stderr); sys.exit(1)
     print(f"done: step {row.get('step')} eval_return {row.get('eval_return', float('nan')):.1f} "

@@ -1,0 +1,39 @@
+"""Write README.md from nbs/index.ipynb (nbdev_readme needs Quarto, which these machines lack).
+
+    python tools/make_readme.py           # write README.md
+    python tools/make_readme.py --check   # exit 1 if README.md differs from what the notebook gives
+
+Markdown cells are copied; code cells are shown as Python blocks unless marked `#| hide`; outputs are left out, so
+the README does not depend on who ran the notebook last. A Quarto include shortcode in a markdown cell
+(`{{< include PATH >}}`, PATH relative to nbs/) is replaced by the file it names, as Quarto does on the docs site.
+Directive lines (`#| ...`) are removed, and the `> summary` line under the title is kept.
+"""
+import json, re, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NB, README = ROOT / 'nbs/index.ipynb', ROOT / 'README.md'
+INCLUDE = re.compile(r'\{\{<\s*include\s+(\S+)\s*>\}\}')
+
+def cell_text(cell) -> str | None:
+    src = ''.join(cell['source'])
+    if cell['cell_type'] == 'markdown':
+        return INCLUDE.sub(lambda m: (NB.parent / m.group(1)).read_text().strip(), src)
+    lines = src.splitlines()
+    if any(l.strip() in ('#| hide', '#|hide') for l in lines): return None
+    code = '\n'.join(l for l in lines if not l.startswith('#|')).strip()
+    return f"```python\n{code}\n```" if code else None
+
+def render() -> str:
+    cells = json.loads(NB.read_text())['cells']
+    parts = [t for t in map(cell_text, cells) if t]
+    return '<!-- generated from nbs/index.ipynb by tools/make_readme.py: edit the notebook, not this file -->\n\n' \
+           + '\n\n'.join(parts) + '\n'
+
+if __name__ == '__main__':
+    text = render()
+    if '--check' in sys.argv:
+        if README.read_text() != text: sys.exit("README.md is stale: run python tools/make_readme.py and commit it")
+        print("README.md matches nbs/index.ipynb")
+    else:
+        README.write_text(text)
