@@ -28,7 +28,7 @@ def constant_baseline(returns: Tensor, mask: Tensor) -> Tensor:
     "Advantage = return minus the batch's mean return over real steps; padding stays 0."
     return (returns - masked_mean(returns, mask)) * mask
 
-# %% ../nbs/02_advantages.ipynb #ff5d7b83
+# %% ../nbs/02_advantages.ipynb #66a0d858
 def td_residuals(reward: Tensor, value: Tensor, mask: Tensor, gamma: float, last_value: Tensor | None = None) -> Tensor:
     "delta_t = r_t + gamma V(s_{t+1}) - V(s_t); after the last real step V is `last_value` (0 if None)."
     boot = torch.zeros(reward.shape[:-1]) if last_value is None else last_value
@@ -44,7 +44,7 @@ def gae(reward: Tensor, value: Tensor, mask: Tensor, gamma: float = 1.0, lam: fl
     delta = td_residuals(reward, value, mask, gamma, last_value)
     return (adv := returns_to_go(delta, mask, gamma * lam)), (adv + value) * mask
 
-# %% ../nbs/02_advantages.ipynb #4fd26bab
+# %% ../nbs/02_advantages.ipynb #661c9dc4
 def _check_groups(score: Tensor, algo: str):
     if score.ndim != 2 or score.shape[1] < 2:
         raise ValueError(f"{algo} compares samples within a group, but group_size is "
@@ -66,7 +66,7 @@ def rloo_advantage(score: Tensor) -> Tensor:
     G = score.shape[1]
     return (score - (score.sum(1, keepdim=True) - score) / (G - 1))
 
-# %% ../nbs/02_advantages.ipynb #a66be162
+# %% ../nbs/02_advantages.ipynb #c1068701
 def outcome_score(batch: Batch) -> Tensor:
     "Each sample's total reward, `[n_prompts, group_size]`."
     return masked_sum(batch.reward, batch.mask, dim=-1)

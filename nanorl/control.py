@@ -43,7 +43,7 @@ class Critic(nn.Module):
         self.net = mlp([obs_dim, hidden, hidden, 1], out_gain=1.0)
     def forward(self, obs: Tensor) -> Tensor: return self.net(obs).squeeze(-1)
 
-# %% ../nbs/04_control.ipynb #ef296fff
+# %% ../nbs/04_control.ipynb #d7fbf195
 def make_envs(env_id: str, n_prompts: int, group_size: int = 1) -> gym.vector.VectorEnv:
     "A vector of `n_prompts * group_size` environments; per-environment seeds when groups are needed."
     mode = 'sync' if group_size > 1 else None
@@ -53,12 +53,12 @@ def reset_seeds(seed: int, n_prompts: int, group_size: int) -> int | list[int]:
     "Reset seeds: one per prompt, repeated across its group; a single seed when there are no groups."
     return seed if group_size == 1 else [seed + p for p in range(n_prompts) for _ in range(group_size)]
 
-# %% ../nbs/04_control.ipynb #adc48681
+# %% ../nbs/04_control.ipynb #23260826
 def gumbel(shape, generator: torch.Generator | None = None) -> Tensor:
     "Standard Gumbel noise: argmax(logits + gumbel) is a sample from softmax(logits)."
     return -torch.empty(shape).exponential_(generator=generator).log()
 
-# %% ../nbs/04_control.ipynb #41f311c5
+# %% ../nbs/04_control.ipynb #db8f7a50
 @torch.no_grad()
 def rollout(policy: nn.Module, envs: gym.vector.VectorEnv, n_prompts: int, group_size: int, seed: int,
             generator: torch.Generator | None = None, greedy: bool = False, max_steps: int = 500) -> Batch:
@@ -88,7 +88,7 @@ def rollout(policy: nn.Module, envs: gym.vector.VectorEnv, n_prompts: int, group
                  terminated=torch.as_tensor(terminated).view(n_prompts, group_size),
                  last_obs=torch.as_tensor(last_obs).view(n_prompts, group_size, -1))
 
-# %% ../nbs/04_control.ipynb #db8f7a50
+# %% ../nbs/04_control.ipynb #99bfe9ab
 def evaluate(policy: nn.Module, env_id: str, n_episodes: int = 20, seed: int = 10_000, max_steps: int = 500) -> float:
     "Mean return of the greedy policy over `n_episodes` episodes with fixed seeds."
     envs = make_envs(env_id, n_episodes)

@@ -24,7 +24,7 @@ class Trajectory:
     last_obs: Tensor | None = None   # observation after the last action, for bootstrapping
     def __len__(self): return len(self.act)
 
-# %% ../nbs/01_core.ipynb #d1975a16
+# %% ../nbs/01_core.ipynb #ec8321ee
 @dataclass
 class Batch:
     "Trajectories padded to `[n_prompts, group_size, T]`; `mask` is 1 on real steps, 0 on padding."
@@ -49,7 +49,7 @@ class Batch:
         "Every field with the two leading axes merged into one sequence axis `[P*G, ...]`."
         return {f.name: getattr(self, f.name).flatten(0, 1) for f in fields(self)}
 
-# %% ../nbs/01_core.ipynb #fe634537
+# %% ../nbs/01_core.ipynb #a5aee614
 def _pad(xs: list[Tensor], T: int) -> Tensor:
     "Stack tensors of different lengths along a new axis 0, zero-padding axis 0 of each to `T`."
     out = xs[0].new_zeros((len(xs), T, *xs[0].shape[1:]))
@@ -69,7 +69,7 @@ def make_batch(trajs: list[Trajectory], group_size: int = 1) -> Batch:
                  mask=g(_pad([torch.ones(len(t)) for t in trajs], T)),
                  terminated=g(torch.tensor([t.terminated for t in trajs])), last_obs=g(torch.stack(last)))
 
-# %% ../nbs/01_core.ipynb #1bd4512d
+# %% ../nbs/01_core.ipynb #a29eae34
 def masked_sum(x: Tensor, mask: Tensor, dim=None) -> Tensor:
     "Sum of `x` over the real steps (`mask == 1`), over `dim` or over everything."
     return (x * mask).sum() if dim is None else (x * mask).sum(dim)
@@ -88,7 +88,7 @@ def masked_whiten(x: Tensor, mask: Tensor, eps: float = 1e-8) -> Tensor:
     "Shift and scale the real steps of `x` to mean 0, std 1 over the whole batch; padding becomes exactly 0."
     return (x - masked_mean(x, mask)) / (masked_var(x, mask).sqrt() + eps) * mask
 
-# %% ../nbs/01_core.ipynb #a087a98c
+# %% ../nbs/01_core.ipynb #ab55f3c1
 AGG_MODES = ('token-mean', 'seq-mean-token-mean', 'constant')
 
 def loss_norm(mask: Tensor, mode: str, max_len: int | None = None) -> float:
@@ -104,13 +104,13 @@ def aggregate(loss: Tensor, mask: Tensor, mode: str, norm: float) -> Tensor:
     if mode == 'seq-mean-token-mean': return masked_mean(loss, mask, dim=-1).sum() / norm
     return masked_sum(loss, mask) / norm
 
-# %% ../nbs/01_core.ipynb #a62c9d0c
+# %% ../nbs/01_core.ipynb #1b6d0d16
 def micro_batches(n: int, size: int) -> list[slice]:
     "Slices cutting `n` sequences into chunks of `size` (the last may be shorter); `size <= 0` means one chunk."
     size = n if size <= 0 else size
     return [slice(i, min(i + size, n)) for i in range(0, n, size)]
 
-# %% ../nbs/01_core.ipynb #ca94bac6
+# %% ../nbs/01_core.ipynb #69101a8f
 import difflib
 
 def did_you_mean(name: str, choices, aliases: dict | None = None) -> str:

@@ -16,7 +16,7 @@ def pg_loss(logp: Tensor, advantage: Tensor) -> Tensor:
     "REINFORCE surrogate per step: `-advantage * logp`; `advantage` is treated as a constant."
     return -advantage.detach() * logp
 
-# %% ../nbs/03_loss.ipynb #4b4fa26c
+# %% ../nbs/03_loss.ipynb #d5b40020
 def ppo_loss(logp: Tensor, old_logp: Tensor, advantage: Tensor, eps_low: float = 0.2,
              eps_high: float | None = None, dual_clip: float | None = None) -> tuple[Tensor, Tensor]:
     "Clipped surrogate per step, and a 0/1 tensor marking the steps where clipping changed the loss."
@@ -30,7 +30,7 @@ def ppo_loss(logp: Tensor, old_logp: Tensor, advantage: Tensor, eps_low: float =
         obj = torch.where(A < 0, torch.maximum(obj, dual_clip * A), obj)
     return -obj, (obj != unclipped).float()
 
-# %% ../nbs/03_loss.ipynb #c42f65be
+# %% ../nbs/03_loss.ipynb #2dea23b5
 KL_ESTIMATORS = ('k1', 'k2', 'k3')
 
 def kl_penalty(logp: Tensor, ref_logp: Tensor, kind: str = 'k3') -> Tensor:
@@ -41,18 +41,18 @@ def kl_penalty(logp: Tensor, ref_logp: Tensor, kind: str = 'k3') -> Tensor:
     if kind == 'k3': return torch.expm1(x) - x
     raise ValueError(f"unknown KL estimator {kind!r}; use one of {KL_ESTIMATORS}")
 
-# %% ../nbs/03_loss.ipynb #4cf848e6
+# %% ../nbs/03_loss.ipynb #948771dc
 def entropy(logits: Tensor) -> Tensor:
     "Entropy of the categorical distribution at each position of `logits` (`[..., n_actions]`)."
     logp = logits.log_softmax(-1)
     return -(logp.exp() * logp).sum(-1)
 
-# %% ../nbs/03_loss.ipynb #34458081
+# %% ../nbs/03_loss.ipynb #97b990d2
 def tis_weight(old_logp: Tensor, sampler_logp: Tensor, cap: float = 2.0) -> Tensor:
     "min(pi_old / mu, cap) per step: corrects for a sampler whose logprobs differ from the trainer's."
     return torch.exp(old_logp - sampler_logp).clamp(max=cap).detach()
 
-# %% ../nbs/03_loss.ipynb #97b990d2
+# %% ../nbs/03_loss.ipynb #2b88a19f
 def value_loss(value: Tensor, old_value: Tensor, returns: Tensor, clip: float | None = None) -> Tensor:
     "Per-step squared error of the critic against its targets, optionally clipped around `old_value`."
     err = (value - returns.detach()) ** 2

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields, asdict
 from pathlib import Path
 import torch
 import yaml
-from tqdm.auto import tqdm
+from tqdm import tqdm
 from .core import AGG_MODES, did_you_mean, aggregate, loss_norm, masked_mean, masked_sum, masked_whiten, micro_batches
 from .algos import ESTIMATORS, NEEDS_CRITIC, NEEDS_GROUPS, estimate_advantage
 from .loss import KL_ESTIMATORS, kl_penalty, ppo_loss, value_loss
@@ -127,7 +127,7 @@ def _check_choice(name, value, choices):
     if value not in choices:
         raise ConfigError(f"unknown {name} {value!r};{did_you_mean(value, choices)} choose one of {sorted(choices)}")
 
-# %% ../nbs/05_train.ipynb #442a7371
+# %% ../nbs/05_train.ipynb #e72fad5c
 KEY_ALIASES = {'learning_rate': 'lr', 'num_generations': 'group_size', 'ppo_epochs': 'epochs', 'gae_lambda': 'lam',
                'entropy_coef': 'ent_coef', 'beta': 'kl_coef', 'num_steps': 'steps', 'batch_size': 'n_prompts',
                'env': 'task', 'env_id': 'task', 'algorithm': 'algo'}
@@ -158,7 +158,7 @@ def to_yaml(cfg: Config, path: str | os.PathLike, keys: list[str] | None = None)
     d = asdict(cfg)
     Path(path).write_text(yaml.safe_dump({k: d[k] for k in (keys or _FIELDS)}, sort_keys=False))
 
-# %% ../nbs/05_train.ipynb #e07fff20
+# %% ../nbs/05_train.ipynb #a843828e
 def parse_cli(argv: list[str]) -> tuple[dict, str | None, str | None]:
     "Split `argv` into (overrides, config file, resume directory)."
     out, cfg_file, resume, i = {}, None, None, 0
@@ -179,7 +179,7 @@ def parse_cli(argv: list[str]) -> tuple[dict, str | None, str | None]:
             except yaml.YAMLError: out[key] = val
     return out, cfg_file, resume
 
-# %% ../nbs/05_train.ipynb #d923961b
+# %% ../nbs/05_train.ipynb #84dd04e4
 def compute_loss(policy, critic, mb: dict, norm: float, cfg: Config) -> tuple[torch.Tensor, dict]:
     "Aggregated loss of one micro-batch, and per-step statistics summed over its real steps."
     mask = mb['mask']
@@ -195,7 +195,7 @@ def compute_loss(policy, critic, mb: dict, norm: float, cfg: Config) -> tuple[to
     loss = aggregate(per_step, mask, cfg.loss_agg, norm)
     return loss, {k: float(masked_sum(v.detach(), mask)) for k, v in stats.items()}
 
-# %% ../nbs/05_train.ipynb #20a8ddd8
+# %% ../nbs/05_train.ipynb #d076bce1
 @torch.no_grad()
 def prepare(batch, policy, critic, ref, cfg: Config) -> dict:
     "Flat `[P*G, T]` tensors for the update: the batch plus old_logp, advantage, returns, old_value, ref_logp."
@@ -214,7 +214,7 @@ def prepare(batch, policy, critic, ref, cfg: Config) -> dict:
     if returns is not None: d['returns'] = returns.flatten(0, 1)
     return d
 
-# %% ../nbs/05_train.ipynb #c29de86c
+# %% ../nbs/05_train.ipynb #a708a70c
 class NonFiniteLoss(FloatingPointError):
     "The loss or gradient became NaN or inf; the weights were not updated."
 
@@ -244,7 +244,7 @@ def update(d: dict, policy, critic, opt, cfg: Config, generator: torch.Generator
     out = {k: v / max(n_steps, 1) for k, v in sums.items()}
     return {**out, 'loss': sum(losses) / len(losses), 'grad_norm': sum(grad_norms) / len(grad_norms)}
 
-# %% ../nbs/05_train.ipynb #fe185cc9
+# %% ../nbs/05_train.ipynb #c16f6fee
 def build(cfg: Config):
     "Environments, policy, critic (or None), frozen reference (or None) and optimizer for `cfg`."
     torch.manual_seed(cfg.seed)
@@ -257,7 +257,7 @@ def build(cfg: Config):
     if critic is not None: groups.append({'params': critic.parameters(), 'lr': cfg.critic_lr})
     return envs, policy, critic, ref, torch.optim.Adam(groups)
 
-# %% ../nbs/05_train.ipynb #a708a70c
+# %% ../nbs/05_train.ipynb #38aae61c
 CKPT = 'checkpoint.pt'
 
 def save_checkpoint(run_dir: Path, step: int, policy, critic, opt, generator, cfg: Config):
@@ -277,7 +277,9 @@ def load_checkpoint(run_dir: str | os.PathLike) -> dict:
                           f"that saved one (see save_every), or drop --resume to start fresh")
     return torch.load(p / CKPT, weights_only=True)
 
-# %% ../nbs/05_train.ipynb #c16f6fee
+# %% ../nbs/05_train.ipynb #ed400a7a
+# kl: mean k3 estimate of KL(sampling policy || current policy) when each minibatch's gradient was taken;
+# 0 with one epoch and one minibatch, it grows as PPO reuses a batch.
 LOG_COLUMNS = ['step', 'wall_time', 'env_steps', 'reward', 'ep_len', 'eval_return', 'loss', 'entropy', 'kl',
                'clip_frac', 'grad_norm', 'value_loss', 'logp_gap', 't_rollout', 't_update', 'steps_per_s']
 
@@ -308,7 +310,7 @@ def plot_runs(run_dirs: list, y: str = 'eval_return', x: str = 'step', ax=None, 
     ax.set_xlabel(x); ax.set_ylabel(y); ax.legend(fontsize=8)
     return ax
 
-# %% ../nbs/05_train.ipynb #a476ec24
+# %% ../nbs/05_train.ipynb #f0271016
 def train(cfg: Config, resume: str | None = None) -> dict:
     "Train with `cfg` (continuing from the run directory `resume` if given); returns the last row of the log."
     torch.set_num_threads(cfg.threads)
@@ -358,7 +360,7 @@ def train(cfg: Config, resume: str | None = None) -> dict:
         log.close(); envs.close(); bar.close()
     return row
 
-# %% ../nbs/05_train.ipynb #3bfc3f57
+# %% ../nbs/05_train.ipynb #bc9ae77a
 def usage() -> str:
     lines = ["usage: python -m nanorl.train [--config FILE.yaml] [--resume RUN_DIR] [--KEY VALUE ...]", "",
              "Train a policy; every KEY below can come from the YAML file or the command line.", ""]
@@ -383,11 +385,11 @@ def main(argv: list[str] | None = None):
     print(f"done: step {row.get('step')} eval_return {row.get('eval_return', float('nan')):.1f} "
           f"wall {row.get('wall_time', 0):.1f}s -> {cfg.run_dir}")
 
-# %% ../nbs/05_train.ipynb #ce8b5b5a
+# %% ../nbs/05_train.ipynb #f3d5ae04
 #| eval: false
 if __name__ == '__main__' and 'ipykernel' not in sys.modules: main()
 
-# %% ../nbs/05_train.ipynb #d16f8e39
+# %% ../nbs/05_train.ipynb #c6ef21c5
 PRESETS = {
     'reinforce': {},
     'reinforce_baseline': dict(algo='reinforce_baseline'),
