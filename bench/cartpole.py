@@ -7,7 +7,8 @@ Each run is a fresh `python -m nanorl.train --config configs/cartpole_<algo>.yam
 measured around the whole process (interpreter start and imports included) and ends when the run stops: at the
 first greedy evaluation whose mean return over 20 episodes reaches 475 (the config's `stop_when_solved`), or at its
 last step. Rollout throughput is real (unpadded) environment steps divided by the time spent in rollouts, from the
-run's own log. Writes bench/results/cartpole.csv (one row per run) and bench/results/cartpole.md (the medians).
+run's own log. Also times a bare `import nanorl.train` in the same run, the start-up share of every wall time.
+Writes bench/results/cartpole.csv (one row per run) and bench/results/cartpole.md (the medians).
 """
 import argparse, csv, math, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -16,6 +17,11 @@ from tqdm import tqdm
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from nanorl.train import PRESETS, TASKS, read_log
+
+def time_cmd(cmd: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, cwd=ROOT, capture_output=True)
+    return time.perf_counter() - t0
 
 def run_one(algo: str, seed: int, out_dir: str) -> dict:
     cmd = [sys.executable, '-m', 'nanorl.train', '--config', str(ROOT / f'configs/cartpole_{algo}.yaml'),
@@ -37,6 +43,7 @@ def main():
     ap.add_argument('--seeds', nargs='*', type=int, default=[0, 1, 2])
     ap.add_argument('--out', default=str(ROOT / 'bench/results/cartpole'))
     args = ap.parse_args()
+    startup = statistics.median(time_cmd([sys.executable, '-c', 'import nanorl.train']) for _ in range(3))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for algo, seed in tqdm([(a, s) for a in args.algos for s in args.seeds], desc='cartpole bench'):
@@ -53,7 +60,9 @@ def main():
     table = '\n'.join(lines)
     cmd = 'python bench/cartpole.py' + ('' if args.algos == list(PRESETS) else ' --algos ' + ' '.join(args.algos)) \
           + ('' if args.seeds == [0, 1, 2] else ' --seeds ' + ' '.join(map(str, args.seeds)))
-    Path(args.out + '.md').write_text(f"{table}\n\nSeeds {args.seeds}, medians; produced by `{cmd}`.\n")
-    print(table)
+    note = (f"Seeds {args.seeds}, medians; produced by `{cmd}`. In the same run, starting Python and importing "
+            f"`nanorl.train` alone took {startup:.1f} s (median of 3): that much of each wall time is start-up.")
+    Path(args.out + '.md').write_text(f"{table}\n\n{note}\n")
+    print(table); print(note)
 
 if __name__ == '__main__': main()

@@ -88,7 +88,7 @@ def rollout(policy: nn.Module, envs: gym.vector.VectorEnv, n_prompts: int, group
                  terminated=torch.as_tensor(terminated).view(n_prompts, group_size),
                  last_obs=torch.as_tensor(last_obs).view(n_prompts, group_size, -1))
 
-# %% ../nbs/04_control.ipynb #99bfe9ab
+# %% ../nbs/04_control.ipynb #c1d11ae5
 def evaluate(policy: nn.Module, env_id: str, n_episodes: int = 20, seed: int = 10_000, max_steps: int = 500) -> float:
     "Mean return of the greedy policy over `n_episodes` episodes with fixed seeds."
     envs = make_envs(env_id, n_episodes)

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import csv, math, os, sys, time, typing
 from copy import deepcopy
-from dataclasses import dataclass, field, fields, asdict
+from dataclasses import dataclass, field, fields, asdict, replace
 from pathlib import Path
 import torch
 import yaml
@@ -18,9 +18,9 @@ from .control import Critic, MLPPolicy, evaluate, make_envs, rollout
 
 # %% auto #0
 __all__ = ['TASKS', 'KEY_ALIASES', 'CKPT', 'LOG_COLUMNS', 'PRESETS', 'knob', 'ControlTask', 'ConfigError', 'Config', 'from_dict',
-           'load_yaml', 'to_yaml', 'parse_cli', 'compute_loss', 'prepare', 'NonFiniteLoss', 'update', 'build',
-           'save_checkpoint', 'load_checkpoint', 'CSVLog', 'read_log', 'plot_runs', 'train', 'usage',
-           'config_from_argv', 'main', 'write_presets']
+           'load_yaml', 'to_yaml', 'parse_cli', 'compute_loss', 'prepare', 'NonFiniteLoss', 'backward', 'update',
+           'build', 'save_checkpoint', 'load_checkpoint', 'check_resumable', 'CSVLog', 'read_log', 'plot_runs', 'train',
+           'usage', 'config_from_argv', 'main', 'write_presets']
 
 # %% ../nbs/05_train.ipynb #8be99e5a
 def knob(default, help: str):
@@ -85,26 +85,42 @@ class Config:
         _check_choice('task', self.task, TASKS)
         _check_choice('loss_agg', self.loss_agg, AGG_MODES)
         _check_choice('kl_estimator', self.kl_estimator, KL_ESTIMATORS)
-        for k in ('steps', 'n_prompts', 'group_size', 'max_len', 'hidden', 'epochs', 'minibatches',
-                  'eval_every', 'eval_episodes', 'save_every', 'threads'):
-            if getattr(self, k) < 1: raise ConfigError(f"{k} must be at least 1, got {getattr(self, k)}")
+        for k, ok, want in _RULES:
+            v = getattr(self, k)
+            if v is not None and not ok(v): raise ConfigError(f"{k} must be {want}, got {v}")
         if self.algo in NEEDS_GROUPS and self.group_size < 2:
             raise ConfigError(f"{self.algo} compares samples within a group, but group_size is {self.group_size}; "
                               f"set group_size to 2 or more (8 is typical)")
-        if self.critic is None: self.critic = self.algo in NEEDS_CRITIC
-        if self.algo in NEEDS_CRITIC and not self.critic:
+        if self.algo in NEEDS_CRITIC and self.critic is False:
             raise ConfigError(f"{self.algo} estimates advantages with GAE, which needs a critic; "
                               f"set critic to true (or leave it unset), or choose an algo without one such as grpo")
+        if self.algo not in NEEDS_CRITIC and self.critic:
+            raise ConfigError(f"{self.algo} does not use a critic (only {sorted(NEEDS_CRITIC)} do); "
+                              f"leave critic unset, or choose algo ppo")
         if self.minibatches > self.n_prompts * self.group_size:
             raise ConfigError(f"minibatches ({self.minibatches}) exceeds the sequences per step "
                               f"({self.n_prompts * self.group_size}); lower minibatches or raise n_prompts")
 
     @property
     def run_dir(self) -> Path: return Path(self.out_dir) / self.name
+    @property
+    def use_critic(self) -> bool:
+        "Whether this run trains a critic: `critic` if set, else whether the algo needs one."
+        return self.algo in NEEDS_CRITIC if self.critic is None else self.critic
 
 # %% ../nbs/05_train.ipynb #2b3437ae
 _HINTS = typing.get_type_hints(Config)
 _FIELDS = [f.name for f in fields(Config)]
+_RULES = [  # (field, check, what the check wants); None values (an option turned off) are not checked
+    *[(k, lambda v: v >= 1, "at least 1") for k in ('steps', 'n_prompts', 'group_size', 'max_len', 'hidden', 'epochs',
+                                                   'minibatches', 'eval_every', 'eval_episodes', 'save_every', 'threads')],
+    ('micro_batch', lambda v: v >= 0, "0 (off) or a number of sequences"),
+    *[(k, lambda v: 0 < v <= 1e30, "positive and at most 1e30") for k in ('lr', 'critic_lr')],
+    *[(k, lambda v: 0 <= v <= 1, "between 0 and 1") for k in ('gamma', 'lam')],
+    *[(k, lambda v: 0 < v < math.inf, "positive") for k in ('clip_eps', 'clip_eps_high', 'vf_clip')],
+    ('dual_clip', lambda v: 1 < v < math.inf, "greater than 1 (3 is typical)"),
+    *[(k, lambda v: 0 <= v < math.inf, "0 or positive") for k in ('kl_coef', 'ent_coef', 'vf_coef', 'max_grad_norm')],
+]
 
 def _coerce(name, value, hint):
     "`value` as the type `hint` asks for, or a `ConfigError` naming the field."
@@ -134,7 +150,7 @@ KEY_ALIASES = {'learning_rate': 'lr', 'num_generations': 'group_size', 'ppo_epoc
 
 def from_dict(d: dict, base: dict | None = None) -> Config:
     "A `Config` from `d` laid over `base`; unknown keys are errors that suggest the closest valid key."
-    for k in d:
+    for k in [*(base or {}), *d]:
         if k not in _FIELDS:
             hint = did_you_mean(k, _FIELDS, KEY_ALIASES)
             raise ConfigError(f"unknown config key {k!r}" + (f";{hint}" if hint else "") + " (--help lists every key)")
@@ -168,15 +184,14 @@ def parse_cli(argv: list[str]) -> tuple[dict, str | None, str | None]:
             raise ConfigError(f"unexpected argument {arg!r}; options look like --key value (try --help)")
         key, eq, val = arg[2:].partition('=')
         if not eq:
-            if i + 1 >= len(argv): raise ConfigError(f"--{key} needs a value, as in --{key} VALUE")
-            val, i = argv[i + 1], i + 1
+            val, i = (argv[i + 1] if i + 1 < len(argv) else ''), i + 1
+        if not val.strip() or val.startswith('--'):
+            raise ConfigError(f"--{key} needs a value, as in --{key} VALUE")
         i += 1
         key = key.replace('-', '_')
         if key == 'config': cfg_file = val
         elif key == 'resume': resume = val
-        else:
-            try: out[key] = yaml.safe_load(val) if val.strip() else val
-            except yaml.YAMLError: out[key] = val
+        else: out[key] = val
     return out, cfg_file, resume
 
 # %% ../nbs/05_train.ipynb #84dd04e4
@@ -187,7 +202,7 @@ def compute_loss(policy, critic, mb: dict, norm: float, cfg: Config) -> tuple[to
     pg, clipped = ppo_loss(logp, mb['old_logp'], mb['advantage'], cfg.clip_eps, cfg.clip_eps_high, cfg.dual_clip)
     per_step = pg - cfg.ent_coef * ent
     if cfg.kl_coef: per_step = per_step + cfg.kl_coef * kl_penalty(logp, mb['ref_logp'], cfg.kl_estimator)
-    stats = {'entropy': ent, 'clip_frac': clipped, 'kl': kl_penalty(logp.detach(), mb['old_logp'], 'k3')}
+    stats = {'entropy': ent, 'clip_frac': clipped, 'kl': kl_penalty(mb['old_logp'], logp, 'k3')}   # KL(old || current)
     if critic is not None:
         vl = value_loss(critic(mb['obs']), mb['old_value'], mb['returns'], cfg.vf_clip)
         per_step = per_step + cfg.vf_coef * vl
@@ -216,33 +231,37 @@ def prepare(batch, policy, critic, ref, cfg: Config) -> dict:
 
 # %% ../nbs/05_train.ipynb #a708a70c
 class NonFiniteLoss(FloatingPointError):
-    "The loss or gradient became NaN or inf; the weights were not updated."
+    "The loss or gradient became NaN or inf; the optimizer step it belonged to was not taken."
+
+def backward(d: dict, idx: torch.Tensor, policy, critic, cfg: Config) -> tuple[float, dict]:
+    "Accumulate into `.grad` the gradient of the minibatch `idx` of `d`, micro-batch by micro-batch."
+    norm = loss_norm(d['mask'][idx], cfg.loss_agg, cfg.max_len)
+    total, sums = 0.0, {}
+    for s in micro_batches(len(idx), cfg.micro_batch):
+        mb = {k: v[idx[s]] for k, v in d.items() if torch.is_tensor(v) and v.dim() > 0}
+        loss, stats = compute_loss(policy, critic, mb, norm, cfg)
+        if not torch.isfinite(loss): raise NonFiniteLoss(f"loss is {loss.item()}")
+        loss.backward()
+        total += loss.item()
+        for k, v in stats.items(): sums[k] = sums.get(k, 0.0) + v
+    return total, sums
 
 def update(d: dict, policy, critic, opt, cfg: Config, generator: torch.Generator) -> dict:
-    "The inner loop over epochs, minibatches and micro-batches; returns mean statistics per real step."
-    n = len(d['act'])
+    "The inner loop over epochs and minibatches; returns the mean loss and gradient norm and per-step statistics."
     params = [p for g in opt.param_groups for p in g['params']]
-    sums, n_steps, losses, grad_norms = {}, 0.0, [], []
+    sums, losses, grad_norms = {}, [], []
     for epoch in range(cfg.epochs):
-        perm = torch.randperm(n, generator=generator)
-        for idx in perm.tensor_split(cfg.minibatches):
-            norm = loss_norm(d['mask'][idx], cfg.loss_agg, cfg.max_len)
+        for idx in torch.randperm(len(d['act']), generator=generator).tensor_split(cfg.minibatches):
             opt.zero_grad(set_to_none=True)
-            mb_loss = 0.0
-            for s in micro_batches(len(idx), cfg.micro_batch):
-                mb = {k: v[idx[s]] for k, v in d.items() if torch.is_tensor(v) and v.dim() > 0}
-                loss, stats = compute_loss(policy, critic, mb, norm, cfg)
-                if not torch.isfinite(loss): raise NonFiniteLoss(f"loss is {loss.item()} (epoch {epoch})")
-                loss.backward()
-                mb_loss += loss.item()
-                for k, v in stats.items(): sums[k] = sums.get(k, 0.0) + v
-                n_steps += float(mb['mask'].sum())
+            loss, stats = backward(d, idx, policy, critic, cfg)
             gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm if cfg.max_grad_norm > 0 else math.inf)
-            if not torch.isfinite(gn): raise NonFiniteLoss(f"gradient norm is {gn.item()} (epoch {epoch})")
+            if not torch.isfinite(gn): raise NonFiniteLoss(f"gradient norm is {gn.item()}")
             opt.step()
-            losses.append(mb_loss); grad_norms.append(gn.item())
-    out = {k: v / max(n_steps, 1) for k, v in sums.items()}
-    return {**out, 'loss': sum(losses) / len(losses), 'grad_norm': sum(grad_norms) / len(grad_norms)}
+            losses.append(loss); grad_norms.append(gn.item())
+            for k, v in stats.items(): sums[k] = sums.get(k, 0.0) + v
+    n_steps = float(d['mask'].sum()) * cfg.epochs
+    return {**{k: v / max(n_steps, 1) for k, v in sums.items()},
+            'loss': sum(losses) / len(losses), 'grad_norm': sum(grad_norms) / len(grad_norms)}
 
 # %% ../nbs/05_train.ipynb #c16f6fee
 def build(cfg: Config):
@@ -251,21 +270,22 @@ def build(cfg: Config):
     envs = make_envs(TASKS[cfg.task].env_id, cfg.n_prompts, cfg.group_size)
     obs_dim, n_actions = envs.single_observation_space.shape[0], int(envs.single_action_space.n)
     policy = MLPPolicy(obs_dim, n_actions, cfg.hidden)
-    critic = Critic(obs_dim, cfg.hidden) if cfg.critic else None
+    critic = Critic(obs_dim, cfg.hidden) if cfg.use_critic else None
     ref = deepcopy(policy).requires_grad_(False) if cfg.kl_coef else None
     groups = [{'params': policy.parameters(), 'lr': cfg.lr}]
     if critic is not None: groups.append({'params': critic.parameters(), 'lr': cfg.critic_lr})
     return envs, policy, critic, ref, torch.optim.Adam(groups)
 
-# %% ../nbs/05_train.ipynb #38aae61c
+# %% ../nbs/05_train.ipynb #fcacc630
 CKPT = 'checkpoint.pt'
 
-def save_checkpoint(run_dir: Path, step: int, policy, critic, opt, generator, cfg: Config):
-    "Atomically write everything needed to continue after `step` steps."
+def save_checkpoint(run_dir: Path, step: int, policy, critic, opt, generator, cfg: Config, **counters):
+    "Atomically write everything needed to continue after `step` steps (`counters`: running totals for the log)."
     state = {'step': step, 'policy': policy.state_dict(), 'critic': critic.state_dict() if critic else None,
-             'opt': opt.state_dict(), 'rng': generator.get_state(), 'config': asdict(cfg)}
+             'opt': opt.state_dict(), 'rng': generator.get_state(), 'config': asdict(cfg), **counters}
     tmp = run_dir / (CKPT + '.tmp')
-    torch.save(state, tmp)
+    with open(tmp, 'wb') as f:
+        torch.save(state, f); f.flush(); os.fsync(f.fileno())
     os.replace(tmp, run_dir / CKPT)
 
 def load_checkpoint(run_dir: str | os.PathLike) -> dict:
@@ -277,19 +297,30 @@ def load_checkpoint(run_dir: str | os.PathLike) -> dict:
                           f"that saved one (see save_every), or drop --resume to start fresh")
     return torch.load(p / CKPT, weights_only=True)
 
-# %% ../nbs/05_train.ipynb #ed400a7a
-# kl: mean k3 estimate of KL(sampling policy || current policy) when each minibatch's gradient was taken;
+def check_resumable(saved: dict, cfg: Config):
+    "Refuse, with the reason, to resume a checkpoint trained with `saved` (a config dict) under a `cfg` whose model differs."
+    old = Config(**saved)
+    for k in ('task', 'hidden', 'use_critic'):
+        if getattr(old, k) != getattr(cfg, k):
+            raise ConfigError(f"cannot resume with {k}={getattr(cfg, k)!r}: the checkpoint was trained with "
+                              f"{k}={getattr(old, k)!r}; keep it, or start a new run without --resume")
+
+# %% ../nbs/05_train.ipynb #3bfc3f57
+# kl: mean k3 estimate of KL(old policy || current policy) when each minibatch's gradient was taken;
 # 0 with one epoch and one minibatch, it grows as PPO reuses a batch.
 LOG_COLUMNS = ['step', 'wall_time', 'env_steps', 'reward', 'ep_len', 'eval_return', 'loss', 'entropy', 'kl',
                'clip_frac', 'grad_norm', 'value_loss', 'logp_gap', 't_rollout', 't_update', 'steps_per_s']
 
 class CSVLog:
-    "Append rows of metrics to `path`, writing the header once."
-    def __init__(self, path: Path, append: bool = False):
-        new = not (append and path.exists())
-        self.f = open(path, 'w' if new else 'a', newline='')
+    "Write rows of metrics to `path`; when resuming, keep the rows up to step `keep_until` and continue after them."
+    def __init__(self, path: Path, keep_until: int | None = None):
+        kept = []
+        if keep_until is not None and path.exists():
+            with open(path, newline='') as f:
+                kept = [r for r in csv.DictReader(f) if (r.get('step') or '').isdigit() and int(r['step']) <= keep_until]
+        self.f = open(path, 'w', newline='')
         self.w = csv.DictWriter(self.f, LOG_COLUMNS, extrasaction='ignore')
-        if new: self.w.writeheader()
+        self.w.writeheader(); self.w.writerows(kept); self.f.flush()
     def write(self, row: dict):
         self.w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()}); self.f.flush()
     def close(self): self.f.close()
@@ -310,22 +341,26 @@ def plot_runs(run_dirs: list, y: str = 'eval_return', x: str = 'step', ax=None, 
     ax.set_xlabel(x); ax.set_ylabel(y); ax.legend(fontsize=8)
     return ax
 
-# %% ../nbs/05_train.ipynb #f0271016
+# %% ../nbs/05_train.ipynb #1d1e7e85
 def train(cfg: Config, resume: str | None = None) -> dict:
     "Train with `cfg` (continuing from the run directory `resume` if given); returns the last row of the log."
     torch.set_num_threads(cfg.threads)
-    t_start = time.perf_counter()
     envs, policy, critic, ref, opt = build(cfg)
-    generator, start, env_steps = torch.Generator().manual_seed(cfg.seed), 0, 0
+    generator, start, env_steps, wall0 = torch.Generator().manual_seed(cfg.seed), 0, 0, 0.0
     if resume:
         ck = load_checkpoint(resume)
+        check_resumable(ck['config'], cfg)
+        start, env_steps, wall0 = ck['step'], ck['env_steps'], ck['wall_time']
+        if start >= cfg.steps:
+            raise ConfigError(f"nothing to do: the checkpoint in {resume} is at step {start} and steps is {cfg.steps}; "
+                              f"pass --steps N with N > {start} to train further")
         policy.load_state_dict(ck['policy']); opt.load_state_dict(ck['opt']); generator.set_state(ck['rng'])
         if critic is not None: critic.load_state_dict(ck['critic'])
-        start = ck['step']
-    saved = start
+    t_start, saved = time.perf_counter() - wall0, start
     cfg.run_dir.mkdir(parents=True, exist_ok=True)
     to_yaml(cfg, cfg.run_dir / 'config.yaml')
-    log, row = CSVLog(cfg.run_dir / 'log.csv', append=bool(resume)), {}
+    log = CSVLog(cfg.run_dir / 'log.csv', keep_until=start if resume else None)
+    row, last_eval = {}, math.nan
     task = TASKS[cfg.task]
     bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, disable=not cfg.progress, desc=cfg.name)
     try:
@@ -338,7 +373,7 @@ def train(cfg: Config, resume: str | None = None) -> dict:
             try: stats = update(d, policy, critic, opt, cfg, generator)
             except NonFiniteLoss as e:
                 kept = f"the last good checkpoint is {cfg.run_dir / CKPT} (step {saved})" if saved else "no checkpoint was saved yet"
-                raise NonFiniteLoss(f"{e} at step {step + 1}; stopped before updating the weights, {kept}. "
+                raise NonFiniteLoss(f"{e} at step {step + 1}; the run stopped without saving that step, and {kept}. "
                                     f"Lower lr or critic_lr, or set max_grad_norm.") from None
             t2 = time.perf_counter()
             env_steps += batch.n_steps
@@ -347,20 +382,21 @@ def train(cfg: Config, resume: str | None = None) -> dict:
                    't_rollout': t1 - t0, 't_update': t2 - t1, 'steps_per_s': batch.n_steps / (t1 - t0)}
             solved = False
             if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
-                row['eval_return'] = evaluate(policy, task.env_id, cfg.eval_episodes, max_steps=cfg.max_len)
-                solved = cfg.stop_when_solved and row['eval_return'] >= task.solved_at
+                row['eval_return'] = last_eval = evaluate(policy, task.env_id, cfg.eval_episodes, max_steps=cfg.max_len)
+                solved = cfg.stop_when_solved and last_eval >= task.solved_at
             row['wall_time'] = time.perf_counter() - t_start
             log.write(row)
-            bar.set_postfix(reward=f"{row['reward']:.0f}", eval=f"{row.get('eval_return', float('nan')):.0f}")
+            bar.set_postfix(reward=f"{row['reward']:.0f}", eval=f"{last_eval:.0f}")
             if (step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps or solved:
-                save_checkpoint(cfg.run_dir, step + 1, policy, critic, opt, generator, cfg)
+                save_checkpoint(cfg.run_dir, step + 1, policy, critic, opt, generator, cfg,
+                                env_steps=env_steps, wall_time=row['wall_time'])
                 saved = step + 1
             if solved: break
     finally:
         log.close(); envs.close(); bar.close()
     return row
 
-# %% ../nbs/05_train.ipynb #bc9ae77a
+# %% ../nbs/05_train.ipynb #f3d5ae04
 def usage() -> str:
     lines = ["usage: python -m nanorl.train [--config FILE.yaml] [--resume RUN_DIR] [--KEY VALUE ...]", "",
              "Train a policy; every KEY below can come from the YAML file or the command line.", ""]
@@ -371,25 +407,28 @@ def usage() -> str:
 def config_from_argv(argv: list[str]) -> tuple[Config, str | None]:
     "The run's `Config` and resume directory from command-line arguments."
     over, cfg_file, resume = parse_cli(argv)
-    base = load_checkpoint(resume)['config'] if resume else {}
-    if cfg_file: base = {**base, **asdict(from_dict(load_yaml(cfg_file)))}
+    base = {}
+    if resume:   # the saved config, writing back to the directory being resumed
+        base = {**load_checkpoint(resume)['config'], 'out_dir': str(Path(resume).parent), 'name': Path(resume).name}
+    if cfg_file: base = {**base, **load_yaml(cfg_file)}
     return from_dict(over, base=base), resume
 
 def main(argv: list[str] | None = None):
     argv = sys.argv[1:] if argv is None else argv
     if {'-h', '--help'} & set(argv): print(usage()); return
-    try: cfg, resume = config_from_argv(argv)
+    try:
+        cfg, resume = config_from_argv(argv)
+        row = train(cfg, resume)
     except ConfigError as e: print(f"nanorl: error: {e}", file=sys.stderr); sys.exit(2)
-    try: row = train(cfg, resume)
     except NonFiniteLoss as e: print(f"nanorl: stopped: {e}", file=sys.stderr); sys.exit(1)
     print(f"done: step {row.get('step')} eval_return {row.get('eval_return', float('nan')):.1f} "
           f"wall {row.get('wall_time', 0):.1f}s -> {cfg.run_dir}")
 
-# %% ../nbs/05_train.ipynb #f3d5ae04
+# %% ../nbs/05_train.ipynb #fb74c753
 #| eval: false
 if __name__ == '__main__' and 'ipykernel' not in sys.modules: main()
 
-# %% ../nbs/05_train.ipynb #c6ef21c5
+# %% ../nbs/05_train.ipynb #f069803c
 PRESETS = {
     'reinforce': {},
     'reinforce_baseline': dict(algo='reinforce_baseline'),

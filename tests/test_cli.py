@@ -1,9 +1,10 @@
 "The command line as a user meets it: real processes, real exit codes, real files."
-import math, subprocess, sys
+import math, shutil, subprocess, sys
 from pathlib import Path
 import pytest
 import torch
-from nanorl.train import CKPT, read_log
+from dataclasses import fields
+from nanorl.train import CKPT, Config, read_log
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,6 +25,11 @@ def run(*args, cwd=ROOT):
     (['--resume', 'tests'], "no checkpoint in 'tests'"),
     (['--resume', 'runs/never-ran'], "resume directory 'runs/never-ran' does not exist"),
     (['--lr'], "--lr needs a value"),
+    (['--algo', 'reinforce', '--critic', 'true'], "reinforce does not use a critic"),
+    (['--lr', '-0.1'], "lr must be positive"),
+    (['--gamma', '2'], "gamma must be between 0 and 1"),
+    (['--dual_clip', '0.9'], "dual_clip must be greater than 1"),
+    (['--name', '--steps', '3'], "--name needs a value"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     p = run(*args)
@@ -42,13 +48,12 @@ def test_bad_yaml(tmp_path):
 def test_help_lists_every_knob():
     p = run('--help')
     assert p.returncode == 0
-    for key in ('--algo', '--group_size', '--loss_agg', '--clip_eps_high', '--dual_clip', '--kl_estimator', '--save_every'):
-        assert key in p.stdout
+    for f in fields(Config): assert f'--{f.name} ' in p.stdout and f.metadata['help'] in p.stdout
 
 def test_console_script_and_default_run_solve_cartpole(tmp_path):
     "`nanorl-train` with no arguments but an output folder: REINFORCE solves CartPole."
-    exe = Path(sys.executable).parent / 'nanorl-train'
-    p = subprocess.run([str(exe), '--out_dir', str(tmp_path), '--progress', 'false'], capture_output=True, text=True, timeout=300)
+    exe = shutil.which('nanorl-train') or str(Path(sys.executable).parent / 'nanorl-train')
+    p = subprocess.run([exe, '--out_dir', str(tmp_path), '--progress', 'false'], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     log = read_log(tmp_path / 'cartpole_reinforce')
     evals = [v for v in log['eval_return'] if not math.isnan(v)]
@@ -67,6 +72,25 @@ def test_resume_from_the_command_line_is_exact(tmp_path):
     for part in ('policy', 'critic'):
         for k in a[part]: torch.testing.assert_close(a[part][k], b[part][k], rtol=0, atol=1e-6)
     assert read_log(tmp_path / 'split')['step'] == list(range(1, 9))
+    assert read_log(tmp_path / 'split')['env_steps'] == read_log(tmp_path / 'straight')['env_steps']
+
+def test_resume_layers_checkpoint_then_config_then_options(tmp_path):
+    "--resume DIR --config Y: the saved config, then only the keys Y sets, then options; the run stays in DIR."
+    assert run('--algo', 'ppo', '--n_prompts', '4', '--max_len', '50', '--steps', '3', '--progress', 'false',
+               '--stop_when_solved', 'false', '--out_dir', str(tmp_path / 'a'), '--name', 'run').returncode == 0
+    shutil.move(tmp_path / 'a' / 'run', tmp_path / 'moved')
+    (tmp_path / 'more.yaml').write_text("steps: 5\nent_coef: 0.01\n")
+    p = run('--resume', str(tmp_path / 'moved'), '--config', str(tmp_path / 'more.yaml'), '--eval_every', '2')
+    assert p.returncode == 0, p.stderr
+    saved = (tmp_path / 'moved' / 'config.yaml').read_text()
+    for line in ('n_prompts: 4', 'max_len: 50', 'steps: 5', 'ent_coef: 0.01', 'eval_every: 2', 'algo: ppo'):
+        assert line in saved, (line, saved)
+    assert read_log(tmp_path / 'moved')['step'] == [1, 2, 3, 4, 5]
+    assert not (tmp_path / 'a' / 'run').exists()
+    p = run('--resume', str(tmp_path / 'moved'))
+    assert p.returncode == 2 and 'nothing to do' in p.stderr
+    p = run('--resume', str(tmp_path / 'moved'), '--steps', '9', '--hidden', '8')
+    assert p.returncode == 2 and 'cannot resume with hidden=8' in p.stderr
 
 def test_nan_stops_with_exit_1_and_keeps_last_good_checkpoint(tmp_path):
     p = run('--algo', 'ppo', '--critic_lr', '1e20', '--max_grad_norm', '0', '--save_every', '1', '--steps', '50',
