@@ -31,8 +31,8 @@ class MLPPolicy(nn.Module):
         super().__init__()
         self.net = mlp([obs_dim, hidden, hidden, n_actions], out_gain=0.01)
     def forward(self, obs: Tensor) -> Tensor: return self.net(obs)
-    def score(self, obs: Tensor, act: Tensor) -> tuple[Tensor, Tensor]:
-        "Logprob of each taken action and the policy's entropy, `[..., T]` each."
+    def score(self, obs: Tensor, act: Tensor, obs_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        "Logprob of each taken action and the policy's entropy, `[..., T]` each (`obs_mask` is for token policies)."
         logits = self(obs)
         return logits.log_softmax(-1).gather(-1, act.unsqueeze(-1)).squeeze(-1), entropy(logits)
 

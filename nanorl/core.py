@@ -35,6 +35,7 @@ class Batch:
     mask: Tensor        # [P, G, T] float 0/1
     terminated: Tensor  # [P, G] bool
     last_obs: Tensor    # [P, G, ...]
+    obs_mask: Tensor | None = None   # [P, G, L] attention mask over `obs` when it holds token ids (language tasks)
 
     @property
     def n_prompts(self): return self.act.shape[0]
@@ -47,7 +48,7 @@ class Batch:
 
     def flat(self) -> dict[str, Tensor]:
         "Every field with the two leading axes merged into one sequence axis `[P*G, ...]`."
-        return {f.name: getattr(self, f.name).flatten(0, 1) for f in fields(self)}
+        return {f.name: getattr(self, f.name).flatten(0, 1) for f in fields(self) if getattr(self, f.name) is not None}
 
 # %% ../nbs/01_core.ipynb #a5aee614
 def _pad(xs: list[Tensor], T: int) -> Tensor:

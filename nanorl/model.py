@@ -14,8 +14,8 @@ from .loss import entropy
 from .control import gumbel
 
 # %% auto #0
-__all__ = ['ModelLoadError', 'load_pretrained', 'stop_token_ids', 'HFPolicy', 'encode', 'left_pad', 'positions', 'generate',
-           'score', 'join']
+__all__ = ['LORA_TARGETS', 'ModelLoadError', 'load_pretrained', 'stop_token_ids', 'HFPolicy', 'encode', 'left_pad', 'positions',
+           'generate', 'score', 'join', 'add_lora', 'adapter_state', 'load_adapter']
 
 # %% ../nbs/06_model.ipynb #81c47135
 class ModelLoadError(ValueError):
@@ -52,9 +52,13 @@ class HFPolicy(nn.Module):
         self.pad_id = tokenizer.pad_token_id
 
     @classmethod
-    def load(cls, name_or_dir: str, **kw) -> 'HFPolicy':
-        "Load a policy from a hub id or a local folder."
-        return cls(*load_pretrained(name_or_dir)[::-1], **kw)
+    def load(cls, name_or_dir: str, lora_rank: int = 0, lora_alpha: float = 16.0, lora_targets=None,
+             grad_ckpt: bool = False, **kw) -> 'HFPolicy':
+        "Load a policy from a hub id or a local folder; `lora_rank > 0` trains a LoRA adapter instead of all weights."
+        tokenizer, model = load_pretrained(name_or_dir)
+        if grad_ckpt: model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={'use_reentrant': False})
+        if lora_rank: model = add_lora(model, lora_rank, lora_alpha, lora_targets or LORA_TARGETS)
+        return cls(model, tokenizer, **kw)
 
     def autocast(self):
         "bf16 (or fp16) compute over fp32 weights; a no-op in fp32."
@@ -62,9 +66,6 @@ class HFPolicy(nn.Module):
         return torch.autocast(device_type=next(self.parameters()).device.type, dtype=self.dtype)
 
 # %% ../nbs/06_model.ipynb #aefea872
-@torch.no_grad()
-def _noop(): pass
-
 def encode(self: HFPolicy, prompts: list[str]) -> list[list[int]]:
     "Token ids of each prompt, through the chat template when the tokenizer has one."
     tok = self.tokenizer
@@ -129,7 +130,8 @@ def score(self: HFPolicy, obs: Tensor, act: Tensor, obs_mask: Tensor | None = No
     mask = torch.ones_like(obs) if obs_mask is None else obs_mask.long()
     T = act.shape[-1]
     with self.autocast():
-        logits = self.model(input_ids=obs, attention_mask=mask, position_ids=positions(mask), logits_to_keep=T + 1).logits
+        logits = self.model(input_ids=obs, attention_mask=mask, position_ids=positions(mask), logits_to_keep=T + 1,
+                            use_cache=False).logits
     logits = logits[:, :-1].float() / self.temperature
     return logits.log_softmax(-1).gather(-1, act.unsqueeze(-1)).squeeze(-1), entropy(logits)
 HFPolicy.score = score
@@ -138,3 +140,23 @@ def join(prompt_ids: list[list[int]], out: dict, pad_id: int) -> tuple[Tensor, T
     "`obs` and `obs_mask` for `score`: left-padded prompts followed by the completions in `out`."
     ids, attn = left_pad(prompt_ids, pad_id)
     return torch.cat([ids, out['tokens']], 1), torch.cat([attn, out['mask'].long()], 1)
+
+# %% ../nbs/06_model.ipynb #3ee6d87d
+LORA_TARGETS = ('q_proj', 'k_proj', 'v_proj', 'o_proj')
+
+def add_lora(model, rank: int = 8, alpha: float = 16.0, targets=LORA_TARGETS):
+    "Wrap `model` with a LoRA adapter of rank `rank` on the modules named in `targets`; only the adapter trains."
+    from peft import LoraConfig, get_peft_model
+    return get_peft_model(model, LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(targets), lora_dropout=0.0, bias='none'))
+
+def adapter_state(policy: HFPolicy) -> dict[str, Tensor]:
+    "The trainable parameters only (the LoRA adapter, or every weight without LoRA), detached copies."
+    return {n: p.detach().clone() for n, p in policy.model.named_parameters() if p.requires_grad}
+
+def load_adapter(policy: HFPolicy, state: dict[str, Tensor]):
+    "Copy `state` (from `adapter_state`) into the policy's parameters of the same names; every name must match."
+    params = dict(policy.model.named_parameters())
+    missing = [n for n in state if n not in params]
+    if missing: raise KeyError(f"{len(missing)} adapter tensors have no parameter here, e.g. {missing[0]!r}; was the adapter built with the same lora_rank and targets?")
+    with torch.no_grad():
+        for n, v in state.items(): params[n].copy_(v)

@@ -11,7 +11,8 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast, Qwen2Config, Qwen2Tokenizer
 
 # %% auto #0
-__all__ = ['PAD', 'EOS', 'TAGS', 'build_tokenizer', 'build_model', 'save_model']
+__all__ = ['PAD', 'EOS', 'TAGS', 'TINY_VERSION', 'TINY_RECIPE', 'build_tokenizer', 'build_model', 'save_model', 'encode_pairs',
+           'sft_loss', 'sft', 'cache_dir', 'gold_completion', 'tiny_model']
 
 # %% ../nbs/08_tiny.ipynb #269b0322
 PAD, EOS = '<pad>', '<eos>'
@@ -42,4 +43,68 @@ def save_model(model, tokenizer, path: str | os.PathLike) -> Path:
     "Save weights, config and tokenizer so that `from_pretrained(path)` loads them back."
     path = Path(path); path.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(path); tokenizer.save_pretrained(path)
+    return path
+
+# %% ../nbs/08_tiny.ipynb #0f9014f3
+def encode_pairs(policy, prompts: list[str], completions: list[str]) -> dict[str, torch.Tensor]:
+    "`obs`, `obs_mask`, `act` and `mask` for `score`, from prompt strings and completion strings (EOS appended)."
+    from nanorl.model import join
+    prompt_ids = policy.encode(prompts)
+    done = [policy.tokenizer(c, add_special_tokens=False)['input_ids'] + [policy.tokenizer.eos_token_id] for c in completions]
+    T = max(map(len, done))
+    out = {'tokens': torch.tensor([c + [policy.pad_id] * (T - len(c)) for c in done]),
+           'mask': torch.tensor([[1.0] * len(c) + [0.0] * (T - len(c)) for c in done])}
+    obs, obs_mask = join(prompt_ids, out, policy.pad_id)
+    return {'obs': obs, 'obs_mask': obs_mask, 'act': out['tokens'], 'mask': out['mask']}
+
+def sft_loss(policy, batch: dict) -> torch.Tensor:
+    "Mean negative log-likelihood of the real completion tokens."
+    from nanorl.core import masked_mean
+    logp, _ = policy.score(batch['obs'], batch['act'], batch['obs_mask'])
+    return -masked_mean(logp, batch['mask'])
+
+def sft(policy, prompts: list[str], completions: list[str], steps: int, batch_size: int = 64, lr: float = 3e-3,
+        seed: int = 0, progress: bool = True) -> list[float]:
+    "Supervised fine-tuning on (prompt, completion) pairs with Adam; returns the loss of every step."
+    from tqdm import tqdm
+    g = torch.Generator().manual_seed(seed)
+    opt = torch.optim.Adam([p for p in policy.parameters() if p.requires_grad], lr=lr)
+    losses = []
+    for _ in tqdm(range(steps), disable=not progress, desc='sft'):
+        idx = torch.randint(len(prompts), (batch_size,), generator=g).tolist()
+        loss = sft_loss(policy, encode_pairs(policy, [prompts[i] for i in idx], [completions[i] for i in idx]))
+        opt.zero_grad(); loss.backward(); opt.step()
+        losses.append(loss.item())
+    return losses
+
+# %% ../nbs/08_tiny.ipynb #cede9e36
+TINY_VERSION = 1     # bump when the recipe below changes, so stale caches are rebuilt
+TINY_RECIPE = {'countdown': dict(hidden=96, layers=4, sft_steps=1500), 'gsm8k': dict(hidden=96, layers=4, sft_steps=1500)}
+
+def cache_dir() -> Path:
+    return Path(os.environ.get('NANORL_CACHE', Path.home() / '.cache' / 'nanorl'))
+
+def gold_completion(task, row) -> str:
+    "The demonstration for SFT: the row's reference answer in the task's answer format."
+    return f"<answer>{row['solution'] if 'solution' in row else task.answer(row)}</answer>"
+
+def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: int | None = None) -> Path:
+    "Folder of the tiny SFT-warmed model for `task_name`, building it on first use."
+    from nanorl.lm import make_language_task
+    from nanorl.model import HFPolicy
+    recipe = {**TINY_RECIPE[task_name], **({'sft_steps': sft_steps} if sft_steps is not None else {})}
+    path = cache_dir() / f"tiny-{task_name}-s{seed}-sft{recipe['sft_steps']}-v{TINY_VERSION}"
+    if (path / 'config.json').is_file(): return path
+    torch.manual_seed(seed)
+    task = make_language_task(task_name, seed)
+    prompts = [task.build_prompt(r) for r in task.train_rows]
+    completions = [gold_completion(task, r) for r in task.train_rows]
+    tok = build_tokenizer([p + c for p, c in zip(prompts, completions)])
+    policy = HFPolicy(build_model(tok, hidden=recipe['hidden'], layers=recipe['layers'], seed=seed), tok)
+    with torch.random.fork_rng():
+        torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+        sft(policy, prompts, completions, steps=recipe['sft_steps'], seed=seed, progress=progress)
+    tmp = path.with_name(path.name + f'.tmp{os.getpid()}')
+    save_model(policy.model, tok, tmp)
+    os.replace(tmp, path)
     return path

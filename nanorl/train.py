@@ -14,13 +14,14 @@ from tqdm import tqdm
 from .core import AGG_MODES, did_you_mean, aggregate, loss_norm, masked_mean, masked_sum, masked_whiten, micro_batches
 from .algos import ESTIMATORS, NEEDS_CRITIC, NEEDS_GROUPS, estimate_advantage
 from .loss import KL_ESTIMATORS, kl_penalty, ppo_loss, value_loss
+from .core import Batch
 from .control import Critic, MLPPolicy, evaluate, make_envs, rollout
 
 # %% auto #0
 __all__ = ['TASKS', 'KEY_ALIASES', 'CKPT', 'LOG_COLUMNS', 'PRESETS', 'knob', 'ControlTask', 'ConfigError', 'Config', 'from_dict',
-           'load_yaml', 'to_yaml', 'parse_cli', 'compute_loss', 'prepare', 'NonFiniteLoss', 'backward', 'update',
-           'build', 'save_checkpoint', 'load_checkpoint', 'check_resumable', 'CSVLog', 'read_log', 'plot_runs', 'train',
-           'usage', 'config_from_argv', 'main', 'write_presets']
+           'load_yaml', 'to_yaml', 'parse_cli', 'compute_loss', 'score_all', 'prepare', 'NonFiniteLoss', 'backward',
+           'update', 'build', 'save_checkpoint', 'load_checkpoint', 'check_resumable', 'CSVLog', 'read_log',
+           'plot_runs', 'train', 'usage', 'config_from_argv', 'main', 'time_breakdown', 'write_presets']
 
 # %% ../nbs/05_train.ipynb #8be99e5a
 def knob(default, help: str):
@@ -32,10 +33,27 @@ class ControlTask:
     "A gymnasium environment with discrete actions, and the greedy return at which it counts as solved."
     env_id: str
     solved_at: float
+    def setup(self, cfg) -> tuple:
+        "Make the run's environments; return a fresh policy and critic (None unless the algo uses one)."
+        self.envs = make_envs(self.env_id, cfg.n_prompts, cfg.group_size)
+        obs_dim, n_actions = self.envs.single_observation_space.shape[0], int(self.envs.single_action_space.n)
+        return MLPPolicy(obs_dim, n_actions, cfg.hidden), (Critic(obs_dim, cfg.hidden) if cfg.use_critic else None)
+    def rollout(self, policy, cfg, seed: int, generator) -> Batch:
+        return rollout(policy, self.envs, cfg.n_prompts, cfg.group_size, seed, generator, max_steps=cfg.max_len)
+    def evaluate(self, policy, cfg) -> float:
+        return evaluate(policy, self.env_id, cfg.eval_episodes, max_steps=cfg.max_len)
+    def close(self): self.envs.close()
 
-TASKS = {'cartpole': ControlTask('CartPole-v1', solved_at=475.0)}
+TASKS = {'cartpole': lambda: ControlTask('CartPole-v1', solved_at=475.0)}
 
-# %% ../nbs/05_train.ipynb #16760082
+# %% ../nbs/05_train.ipynb #3929ac11
+def _load_language_tasks() -> str:
+    "Register the language tasks if their dependencies are installed; '' or the reason they are unavailable."
+    try: import nanorl.lm   # noqa: F401, registers into TASKS
+    except ImportError as e: return f" (the language tasks need the lm extra: pip install -e '.[lm]'; {e})"
+    return ''
+
+# %% ../nbs/05_train.ipynb #2b3437ae
 class ConfigError(ValueError):
     "A config value the run cannot use; the message says which and how to fix it."
 
@@ -43,14 +61,14 @@ class ConfigError(ValueError):
 class Config:
     "Every knob of a training run."
     algo: str = knob('reinforce', f"advantage estimator, one of {sorted(ESTIMATORS)}")
-    task: str = knob('cartpole', f"what to train on, one of {sorted(TASKS)}")
+    task: str = knob('cartpole', "what to train on: cartpole, or a language task (countdown, gsm8k)")
     name: str = knob('', "run name; the run writes to out_dir/name (default: <task>_<algo>)")
     out_dir: str = knob('runs', "where run directories go")
     seed: int = knob(0, "seed for weights, environments and sampling")
     steps: int = knob(300, "training steps (one rollout and one update each)")
     n_prompts: int = knob(32, "start states per step (prompts, for language models)")
     group_size: int = knob(1, "samples per start state; group estimators need 2 or more")
-    max_len: int = knob(500, "step budget per episode; also the `constant` loss normaliser")
+    max_len: int = knob(500, "step budget per episode (new tokens per completion for language); the `constant` normaliser")
     hidden: int = knob(64, "hidden width of the policy and critic MLPs")
     lr: float = knob(0.01, "policy learning rate (Adam)")
     critic: typing.Optional[bool] = knob(None, "train a critic; None means: when the algo needs one")
@@ -77,12 +95,25 @@ class Config:
     save_every: int = knob(50, "write a checkpoint every this many steps (and at the end)")
     threads: int = knob(1, "torch CPU threads; small models run fastest on 1")
     progress: bool = knob(True, "show a progress bar")
+    model: str = knob('tiny', "language tasks: hub id or local folder, or 'tiny' for the small model built offline")
+    temperature: float = knob(1.0, "language tasks: sampling temperature (scoring divides by the same)")
+    gen_batch_size: int = knob(0, "language tasks: prompts per generate call; 0 = all at once")
+    lora_rank: int = knob(0, "language tasks: LoRA rank; 0 = train every weight")
+    lora_alpha: float = knob(16.0, "language tasks: LoRA alpha")
+    dtype: str = knob('float32', "language tasks: compute dtype, float32 or bfloat16 (weights stay float32)")
+    grad_ckpt: bool = knob(False, "language tasks: gradient checkpointing")
+    n_eval: int = knob(256, "language tasks: held-out problems per greedy evaluation")
 
     def __post_init__(self):
         for f in fields(self): setattr(self, f.name, _coerce(f.name, getattr(self, f.name), _HINTS[f.name]))
         if not self.name: self.name = f"{self.task}_{self.algo}"
         _check_choice('algo', self.algo, ESTIMATORS)
-        _check_choice('task', self.task, TASKS)
+        if self.task not in TASKS:
+            why = _load_language_tasks()
+            if self.task not in TASKS:
+                raise ConfigError(f"unknown task {self.task!r};{did_you_mean(self.task, [*TASKS, 'countdown', 'gsm8k'])} "
+                                  f"choose one of {sorted(TASKS)}{why}")
+        _check_choice('dtype', self.dtype, ('float32', 'bfloat16'))
         _check_choice('loss_agg', self.loss_agg, AGG_MODES)
         _check_choice('kl_estimator', self.kl_estimator, KL_ESTIMATORS)
         for k, ok, want in _RULES:
@@ -108,13 +139,15 @@ class Config:
         "Whether this run trains a critic: `critic` if set, else whether the algo needs one."
         return self.algo in NEEDS_CRITIC if self.critic is None else self.critic
 
-# %% ../nbs/05_train.ipynb #2b3437ae
+# %% ../nbs/05_train.ipynb #7ad5188c
 _HINTS = typing.get_type_hints(Config)
 _FIELDS = [f.name for f in fields(Config)]
 _RULES = [  # (field, check, what the check wants); None values (an option turned off) are not checked
     *[(k, lambda v: v >= 1, "at least 1") for k in ('steps', 'n_prompts', 'group_size', 'max_len', 'hidden', 'epochs',
-                                                   'minibatches', 'eval_every', 'eval_episodes', 'save_every', 'threads')],
-    ('micro_batch', lambda v: v >= 0, "0 (off) or a number of sequences"),
+                                                   'minibatches', 'eval_every', 'eval_episodes', 'save_every', 'threads',
+                                                   'n_eval')],
+    *[(k, lambda v: v >= 0, "0 (off) or positive") for k in ('micro_batch', 'gen_batch_size', 'lora_rank')],
+    ('temperature', lambda v: 0 < v < math.inf, "positive"), ('lora_alpha', lambda v: 0 < v < math.inf, "positive"),
     *[(k, lambda v: 0 < v <= 1e30, "positive and at most 1e30") for k in ('lr', 'critic_lr')],
     *[(k, lambda v: 0 <= v <= 1, "between 0 and 1") for k in ('gamma', 'lam')],
     *[(k, lambda v: 0 < v < math.inf, "positive") for k in ('clip_eps', 'clip_eps_high', 'vf_clip')],
@@ -143,7 +176,7 @@ def _check_choice(name, value, choices):
     if value not in choices:
         raise ConfigError(f"unknown {name} {value!r};{did_you_mean(value, choices)} choose one of {sorted(choices)}")
 
-# %% ../nbs/05_train.ipynb #e72fad5c
+# %% ../nbs/05_train.ipynb #e07fff20
 KEY_ALIASES = {'learning_rate': 'lr', 'num_generations': 'group_size', 'ppo_epochs': 'epochs', 'gae_lambda': 'lam',
                'entropy_coef': 'ent_coef', 'beta': 'kl_coef', 'num_steps': 'steps', 'batch_size': 'n_prompts',
                'env': 'task', 'env_id': 'task', 'algorithm': 'algo'}
@@ -174,7 +207,7 @@ def to_yaml(cfg: Config, path: str | os.PathLike, keys: list[str] | None = None)
     d = asdict(cfg)
     Path(path).write_text(yaml.safe_dump({k: d[k] for k in (keys or _FIELDS)}, sort_keys=False))
 
-# %% ../nbs/05_train.ipynb #a843828e
+# %% ../nbs/05_train.ipynb #66a9dd1e
 def parse_cli(argv: list[str]) -> tuple[dict, str | None, str | None]:
     "Split `argv` into (overrides, config file, resume directory)."
     out, cfg_file, resume, i = {}, None, None, 0
@@ -194,11 +227,11 @@ def parse_cli(argv: list[str]) -> tuple[dict, str | None, str | None]:
         else: out[key] = val
     return out, cfg_file, resume
 
-# %% ../nbs/05_train.ipynb #84dd04e4
+# %% ../nbs/05_train.ipynb #d076bce1
 def compute_loss(policy, critic, mb: dict, norm: float, cfg: Config) -> tuple[torch.Tensor, dict]:
     "Aggregated loss of one micro-batch, and per-step statistics summed over its real steps."
     mask = mb['mask']
-    logp, ent = policy.score(mb['obs'], mb['act'])
+    logp, ent = policy.score(mb['obs'], mb['act'], mb.get('obs_mask'))
     pg, clipped = ppo_loss(logp, mb['old_logp'], mb['advantage'], cfg.clip_eps, cfg.clip_eps_high, cfg.dual_clip)
     per_step = pg - cfg.ent_coef * ent
     if cfg.kl_coef: per_step = per_step + cfg.kl_coef * kl_penalty(logp, mb['ref_logp'], cfg.kl_estimator)
@@ -210,14 +243,20 @@ def compute_loss(policy, critic, mb: dict, norm: float, cfg: Config) -> tuple[to
     loss = aggregate(per_step, mask, cfg.loss_agg, norm)
     return loss, {k: float(masked_sum(v.detach(), mask)) for k, v in stats.items()}
 
-# %% ../nbs/05_train.ipynb #d076bce1
+# %% ../nbs/05_train.ipynb #a708a70c
+@torch.no_grad()
+def score_all(policy, d: dict, size: int = 0) -> torch.Tensor:
+    "Logprobs of every action in `d` under `policy`, `size` sequences per forward (0: all at once)."
+    return torch.cat([policy.score(d['obs'][s], d['act'][s], d['obs_mask'][s] if 'obs_mask' in d else None)[0]
+                      for s in micro_batches(len(d['act']), size)])
+
 @torch.no_grad()
 def prepare(batch, policy, critic, ref, cfg: Config) -> dict:
     "Flat `[P*G, T]` tensors for the update: the batch plus old_logp, advantage, returns, old_value, ref_logp."
     d = batch.flat()
-    d['old_logp'], _ = policy.score(d['obs'], d['act'])
+    d['old_logp'] = score_all(policy, d, cfg.micro_batch)
     d['logp_gap'] = masked_mean((d['old_logp'] - d['logp']).abs(), d['mask'])
-    if ref is not None: d['ref_logp'], _ = ref.score(d['obs'], d['act'])
+    if ref is not None: d['ref_logp'] = score_all(ref, d, cfg.micro_batch)
     shape = batch.act.shape
     value = last_value = None
     if critic is not None:
@@ -229,7 +268,7 @@ def prepare(batch, policy, critic, ref, cfg: Config) -> dict:
     if returns is not None: d['returns'] = returns.flatten(0, 1)
     return d
 
-# %% ../nbs/05_train.ipynb #a708a70c
+# %% ../nbs/05_train.ipynb #c16f6fee
 class NonFiniteLoss(FloatingPointError):
     "The loss or gradient became NaN or inf; the optimizer step it belonged to was not taken."
 
@@ -263,20 +302,18 @@ def update(d: dict, policy, critic, opt, cfg: Config, generator: torch.Generator
     return {**{k: v / max(n_steps, 1) for k, v in sums.items()},
             'loss': sum(losses) / len(losses), 'grad_norm': sum(grad_norms) / len(grad_norms)}
 
-# %% ../nbs/05_train.ipynb #c16f6fee
+# %% ../nbs/05_train.ipynb #a476ec24
 def build(cfg: Config):
-    "Environments, policy, critic (or None), frozen reference (or None) and optimizer for `cfg`."
+    "The task, policy, critic (or None), frozen reference (or None) and optimizer for `cfg`."
     torch.manual_seed(cfg.seed)
-    envs = make_envs(TASKS[cfg.task].env_id, cfg.n_prompts, cfg.group_size)
-    obs_dim, n_actions = envs.single_observation_space.shape[0], int(envs.single_action_space.n)
-    policy = MLPPolicy(obs_dim, n_actions, cfg.hidden)
-    critic = Critic(obs_dim, cfg.hidden) if cfg.use_critic else None
+    task = TASKS[cfg.task]()
+    policy, critic = task.setup(cfg)
     ref = deepcopy(policy).requires_grad_(False) if cfg.kl_coef else None
-    groups = [{'params': policy.parameters(), 'lr': cfg.lr}]
+    groups = [{'params': [p for p in policy.parameters() if p.requires_grad], 'lr': cfg.lr}]
     if critic is not None: groups.append({'params': critic.parameters(), 'lr': cfg.critic_lr})
-    return envs, policy, critic, ref, torch.optim.Adam(groups)
+    return task, policy, critic, ref, torch.optim.Adam(groups)
 
-# %% ../nbs/05_train.ipynb #fcacc630
+# %% ../nbs/05_train.ipynb #3bfc3f57
 CKPT = 'checkpoint.pt'
 
 def save_checkpoint(run_dir: Path, step: int, policy, critic, opt, generator, cfg: Config, **counters):
@@ -300,16 +337,17 @@ def load_checkpoint(run_dir: str | os.PathLike) -> dict:
 def check_resumable(saved: dict, cfg: Config):
     "Refuse, with the reason, to resume a checkpoint trained with `saved` (a config dict) under a `cfg` whose model differs."
     old = Config(**saved)
-    for k in ('task', 'hidden', 'use_critic'):
+    for k in ('task', 'hidden', 'use_critic', 'model', 'lora_rank'):
         if getattr(old, k) != getattr(cfg, k):
             raise ConfigError(f"cannot resume with {k}={getattr(cfg, k)!r}: the checkpoint was trained with "
                               f"{k}={getattr(old, k)!r}; keep it, or start a new run without --resume")
 
-# %% ../nbs/05_train.ipynb #3bfc3f57
+# %% ../nbs/05_train.ipynb #83ea9d54
 # kl: mean k3 estimate of KL(old policy || current policy) when each minibatch's gradient was taken;
 # 0 with one epoch and one minibatch, it grows as PPO reuses a batch.
 LOG_COLUMNS = ['step', 'wall_time', 'env_steps', 'reward', 'ep_len', 'eval_return', 'loss', 'entropy', 'kl',
-               'clip_frac', 'grad_norm', 'value_loss', 'logp_gap', 't_rollout', 't_update', 'steps_per_s']
+               'clip_frac', 'grad_norm', 'value_loss', 'logp_gap', 't_rollout', 't_score', 't_update', 't_other',
+               'steps_per_s']
 
 class CSVLog:
     "Write rows of metrics to `path`; when resuming, keep the rows up to step `keep_until` and continue after them."
@@ -341,11 +379,11 @@ def plot_runs(run_dirs: list, y: str = 'eval_return', x: str = 'step', ax=None, 
     ax.set_xlabel(x); ax.set_ylabel(y); ax.legend(fontsize=8)
     return ax
 
-# %% ../nbs/05_train.ipynb #1d1e7e85
+# %% ../nbs/05_train.ipynb #71083aa5
 def train(cfg: Config, resume: str | None = None) -> dict:
     "Train with `cfg` (continuing from the run directory `resume` if given); returns the last row of the log."
     torch.set_num_threads(cfg.threads)
-    envs, policy, critic, ref, opt = build(cfg)
+    task, policy, critic, ref, opt = build(cfg)
     generator, start, env_steps, wall0 = torch.Generator().manual_seed(cfg.seed), 0, 0, 0.0
     if resume:
         ck = load_checkpoint(resume)
@@ -361,15 +399,15 @@ def train(cfg: Config, resume: str | None = None) -> dict:
     to_yaml(cfg, cfg.run_dir / 'config.yaml')
     log = CSVLog(cfg.run_dir / 'log.csv', keep_until=start if resume else None)
     row, last_eval = {}, math.nan
-    task = TASKS[cfg.task]
     bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, disable=not cfg.progress, desc=cfg.name)
     try:
         for step in bar:
             t0 = time.perf_counter()
             seed = int(torch.randint(2 ** 31 - 1, (1,), generator=generator))
-            batch = rollout(policy, envs, cfg.n_prompts, cfg.group_size, seed, generator, max_steps=cfg.max_len)
+            batch = task.rollout(policy, cfg, seed, generator)
             t1 = time.perf_counter()
             d = prepare(batch, policy, critic, ref, cfg)
+            t_score = time.perf_counter() - t1
             try: stats = update(d, policy, critic, opt, cfg, generator)
             except NonFiniteLoss as e:
                 kept = f"the last good checkpoint is {cfg.run_dir / CKPT} (step {saved})" if saved else "no checkpoint was saved yet"
@@ -379,12 +417,13 @@ def train(cfg: Config, resume: str | None = None) -> dict:
             env_steps += batch.n_steps
             row = {'step': step + 1, 'env_steps': env_steps, 'reward': float(batch.reward.sum() / batch.n_seqs),
                    'ep_len': batch.n_steps / batch.n_seqs, 'logp_gap': float(d['logp_gap']), **stats,
-                   't_rollout': t1 - t0, 't_update': t2 - t1, 'steps_per_s': batch.n_steps / (t1 - t0)}
+                   't_rollout': t1 - t0, 't_score': t_score, 't_update': t2 - t1 - t_score, 'steps_per_s': batch.n_steps / (t1 - t0)}
             solved = False
             if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
-                row['eval_return'] = last_eval = evaluate(policy, task.env_id, cfg.eval_episodes, max_steps=cfg.max_len)
-                solved = cfg.stop_when_solved and last_eval >= task.solved_at
+                row['eval_return'] = last_eval = task.evaluate(policy, cfg)
+                solved = cfg.stop_when_solved and task.solved_at is not None and last_eval >= task.solved_at
             row['wall_time'] = time.perf_counter() - t_start
+            row['t_other'] = time.perf_counter() - t2        # evaluation, mostly
             log.write(row)
             bar.set_postfix(reward=f"{row['reward']:.0f}", eval=f"{last_eval:.0f}")
             if (step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps or solved:
@@ -393,10 +432,10 @@ def train(cfg: Config, resume: str | None = None) -> dict:
                 saved = step + 1
             if solved: break
     finally:
-        log.close(); envs.close(); bar.close()
+        log.close(); task.close(); bar.close()
     return row
 
-# %% ../nbs/05_train.ipynb #f3d5ae04
+# %% ../nbs/05_train.ipynb #3b33f03f
 def usage() -> str:
     lines = ["usage: python -m nanorl.train [--config FILE.yaml] [--resume RUN_DIR] [--KEY VALUE ...]", "",
              "Train a policy; every KEY below can come from the YAML file or the command line.", ""]
@@ -421,14 +460,23 @@ def main(argv: list[str] | None = None):
         row = train(cfg, resume)
     except ConfigError as e: print(f"nanorl: error: {e}", file=sys.stderr); sys.exit(2)
     except NonFiniteLoss as e: print(f"nanorl: stopped: {e}", file=sys.stderr); sys.exit(1)
-    print(f"done: step {row.get('step')} eval_return {row.get('eval_return', float('nan')):.1f} "
+    print(f"done: step {row.get('step')} eval_return {row.get('eval_return', float('nan')):.3g} "
           f"wall {row.get('wall_time', 0):.1f}s -> {cfg.run_dir}")
+    print(time_breakdown(read_log(cfg.run_dir)))
 
-# %% ../nbs/05_train.ipynb #fb74c753
+def time_breakdown(log: dict) -> str:
+    "One line: total seconds and share of the run spent in rollout, scoring, update and the rest (evaluation, logging)."
+    parts = {k: sum(v for v in log[f't_{k}'] if not math.isnan(v)) for k in ('rollout', 'score', 'update', 'other')}
+    total = sum(parts.values()) or 1.0
+    return "time per part: " + ", ".join(f"{k} {v:.1f}s ({v / total:.0%})" for k, v in parts.items())
+
+# %% ../nbs/05_train.ipynb #e70e63f3
 #| eval: false
-if __name__ == '__main__' and 'ipykernel' not in sys.modules: main()
+if __name__ == '__main__' and 'ipykernel' not in sys.modules:
+    from nanorl.train import main as _main   # run the importable module, whose TASKS the language tasks register into
+    _main()
 
-# %% ../nbs/05_train.ipynb #f069803c
+# %% ../nbs/05_train.ipynb #f25cba47
 PRESETS = {
     'reinforce': {},
     'reinforce_baseline': dict(algo='reinforce_baseline'),
