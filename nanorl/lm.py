@@ -11,10 +11,11 @@ from .tasks import TASK_BUILDERS, fisher_exact, heldout_accuracy
 from .train import TASKS, ConfigError
 
 # %% auto #0
-__all__ = ['TASK_SIZES', 'make_language_task', 'decode', 'LanguageTask']
+__all__ = ['TASK_SIZES', 'LM_PRESETS', 'make_language_task', 'decode', 'LanguageTask', 'rung_report', 'compare',
+           'write_lm_presets']
 
 # %% ../nbs/10_grpo_lm.ipynb #09860f3c
-TASK_SIZES = {'countdown': dict(n_train=10_000, n_eval=256, max_number=15), 'gsm8k': dict(n_train=500, n_eval=100)}
+TASK_SIZES = {'countdown': dict(n_train=11_500, n_eval=256, max_number=15), 'gsm8k': dict(n_train=500, n_eval=100)}
 
 def make_language_task(name: str, seed: int = 0):
     "The language task `name` with this project's train/held-out sizes."
@@ -36,8 +37,9 @@ class LanguageTask:
         if cfg.n_eval > len(self.task.eval_rows):
             raise ConfigError(f"n_eval is {cfg.n_eval} but {self.name} holds out {len(self.task.eval_rows)} rows; lower n_eval")
         if cfg.model == 'tiny':
-            from nanorl.tiny import tiny_model
+            from nanorl.tiny import tiny_model, rl_rows
             path = str(tiny_model(self.name, cfg.seed, progress=cfg.progress))
+            self.task.train_rows = rl_rows(self.task)      # prompts the warm-up never saw
         else: path = cfg.model
         from nanorl.model import ModelLoadError
         try:
@@ -71,5 +73,44 @@ class LanguageTask:
         correct, n = self.eval_counts(policy, cfg)
         return correct / n
     def close(self): pass
+    def summary(self, log: dict, cfg) -> str:
+        "Held-out accuracy at the start, at its peak and at the end, with Fisher's p of the end against the start."
+        r = rung_report(log, cfg.n_eval)
+        return (f"held-out accuracy on {cfg.n_eval}: start {r['start']:.3f}, peak {r['peak']:.3f} (step {r['peak_step']}), "
+                f"final {r['final']:.3f}; Fisher one-sided p (final > start) = {r['p_final']:.2g}, (peak > start) = {r['p_peak']:.2g}")
+
+def rung_report(log: dict, n: int) -> dict:
+    "Start, peak and final held-out accuracy from a run's log, with Fisher p-values against the start."
+    import math
+    evals = [(int(s), a) for s, a in zip(log['step'], log['eval_return']) if not math.isnan(a)]
+    (s0, a0), (sf, af) = evals[0], evals[-1]
+    sp, ap = max(evals, key=lambda e: e[1])
+    k = lambda a: round(a * n)
+    return {'start': a0, 'peak': ap, 'peak_step': sp, 'final': af, 'final_step': sf,
+            'p_final': fisher_exact(k(a0), n, k(af), n), 'p_peak': fisher_exact(k(a0), n, k(ap), n)}
 
 for _name in TASK_BUILDERS: TASKS[_name] = (lambda n=_name: LanguageTask(n))
+
+# %% ../nbs/10_grpo_lm.ipynb #95c09b96
+def compare(task: LanguageTask, before: HFPolicy, after: HFPolicy, cfg) -> dict:
+    "Greedy held-out accuracy of two policies on the same rows, and Fisher's one-sided p that `after` is better."
+    (k0, n0), (k1, n1) = task.eval_counts(before, cfg), task.eval_counts(after, cfg)
+    return {'before': k0 / n0, 'after': k1 / n1, 'n': n0, 'p': fisher_exact(k0, n0, k1, n1, alternative='greater')}
+
+# %% ../nbs/10_grpo_lm.ipynb #3e85466d
+LM_PRESETS = {
+    'countdown_tiny_cpu': dict(task='countdown', algo='grpo', model='tiny', n_prompts=16, group_size=8, max_len=24,
+                               lr=1e-4, steps=1500, eval_every=100, n_eval=256, threads=2),
+    'gsm8k_tiny_cpu': dict(task='gsm8k', algo='grpo', model='tiny', n_prompts=16, group_size=8, max_len=16,
+                           lr=1e-4, steps=600, eval_every=100, n_eval=100, threads=2),
+}
+
+def write_lm_presets(out_dir='configs') -> list:
+    "Write `configs/<name>.yaml` for every language preset."
+    from pathlib import Path
+    paths = []
+    for name, over in LM_PRESETS.items():
+        p = Path(out_dir) / f'{name}.yaml'
+        p.write_text(''.join(f"{k}: {v}\n" for k, v in over.items()))
+        paths.append(p)
+    return paths

@@ -9,6 +9,7 @@ from pathlib import Path
 import torch
 from torch import nn, Tensor
 from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers.utils import logging as hf_logging
 from .core import micro_batches
 from .loss import entropy
 from .control import gumbel
@@ -23,6 +24,7 @@ class ModelLoadError(ValueError):
 
 def load_pretrained(name_or_dir: str):
     "Tokenizer and fp32 causal LM from a hub id or a local folder, or a `ModelLoadError`."
+    hf_logging.disable_progress_bar()
     try:
         tokenizer = AutoTokenizer.from_pretrained(name_or_dir)
         model = AutoModelForCausalLM.from_pretrained(name_or_dir, dtype=torch.float32)

@@ -17,9 +17,9 @@ from .core import did_you_mean
 # %% auto #0
 __all__ = ['RewardFn', 'ANSWER_OPEN', 'ANSWER_CLOSE', 'MAX_EXPR_LEN', 'MAX_DEPTH', 'GSM8K_TEMPLATES', 'GSM8K_MINI', 'GSM8K_HUB',
            'TASK_BUILDERS', 'LLMTask', 'extract_answer', 'format_reward', 'safe_eval', 'make_countdown_rows',
-           'countdown_answer_reward', 'CountdownTask', 'countdown_task', 'parse_number', 'gsm8k_answer_reward',
-           'write_gsm8k_mini', 'load_gsm8k', 'GSM8KTask', 'gsm8k_task', 'make_task', 'heldout_accuracy', 'pass_at_k',
-           'fisher_exact']
+           'countdown_answer_reward', 'countdown_closeness_reward', 'CountdownTask', 'countdown_task', 'parse_number',
+           'gsm8k_answer_reward', 'write_gsm8k_mini', 'load_gsm8k', 'GSM8KTask', 'gsm8k_task', 'make_task',
+           'heldout_accuracy', 'pass_at_k', 'fisher_exact']
 
 # %% ../nbs/07_tasks.ipynb #55f70097
 RewardFn = Callable[[str, str, object], float]   # fn(prompt, completion, answer) -> float; must never raise
@@ -194,17 +194,25 @@ def countdown_answer_reward(prompt: str, completion: str, answer: dict) -> float
     if spec is None or expr is None: return 0.0
     return float(safe_eval(expr, spec[0]) == spec[1])
 
+def countdown_closeness_reward(prompt: str, completion: str, answer: dict) -> float:
+    "Partial credit: 1 - |value - target| / target for a valid expression (0 if invalid or further than the target itself)."
+    spec, expr = _countdown_spec(answer), extract_answer(completion)
+    if spec is None or expr is None or spec[1] <= 0: return 0.0
+    value = safe_eval(expr, spec[0])
+    if value is None: return 0.0
+    return float(max(Fraction(0), 1 - abs(value - spec[1]) / spec[1]))
+
 class CountdownTask(LLMTask):
     "Reach `target` from `nums`; the completion is `<answer>EXPR</answer>`."
     def build_prompt(self, row): return f"nums {' '.join(map(str, row['nums']))} target {row['target']}\n"
     def answer(self, row): return {'nums': list(row['nums']), 'target': row['target']}
     def is_correct(self, completion, answer): return countdown_answer_reward('', completion, answer) == 1.0
 
-def countdown_task(n_train: int = 1000, n_eval: int = 200, seed: int = 0, **gen_kw) -> CountdownTask:
-    "A Countdown task with disjoint train and eval rows; `gen_kw` go to `make_countdown_rows`."
+def countdown_task(n_train: int = 1000, n_eval: int = 200, seed: int = 0, closeness: float = 0.0, **gen_kw) -> CountdownTask:
+    "A Countdown task with disjoint train and eval rows; `closeness` weights the partial-credit reward; `gen_kw` go to `make_countdown_rows`."
     rows = make_countdown_rows(n_train + n_eval, seed, **gen_kw)
-    return CountdownTask('countdown', rows[:n_train], rows[n_train:],
-                         [(countdown_answer_reward, 1.0), (format_reward, 0.1)])
+    fns = [(countdown_answer_reward, 1.0), (format_reward, 0.1)] + ([(countdown_closeness_reward, closeness)] if closeness else [])
+    return CountdownTask('countdown', rows[:n_train], rows[n_train:], fns)
 
 # %% ../nbs/07_tasks.ipynb #644e47af
 _NUMBER = re.compile(r'-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?')

@@ -9,10 +9,11 @@ from pathlib import Path
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast, Qwen2Config, Qwen2Tokenizer
+from transformers.utils import logging as hf_logging
 
 # %% auto #0
-__all__ = ['PAD', 'EOS', 'TAGS', 'TINY_VERSION', 'TINY_RECIPE', 'build_tokenizer', 'build_model', 'save_model', 'encode_pairs',
-           'sft_loss', 'sft', 'cache_dir', 'gold_completion', 'tiny_model']
+__all__ = ['PAD', 'EOS', 'TAGS', 'TINY_VERSION', 'TINY_RECIPE', 'SFT_FRACTION', 'build_tokenizer', 'build_model', 'save_model',
+           'encode_pairs', 'sft_loss', 'sft', 'sft_rows', 'rl_rows', 'cache_dir', 'gold_completion', 'tiny_model']
 
 # %% ../nbs/08_tiny.ipynb #269b0322
 PAD, EOS = '<pad>', '<eos>'
@@ -42,6 +43,7 @@ def build_model(tokenizer, hidden: int = 96, layers: int = 4, heads: int = 4, kv
 def save_model(model, tokenizer, path: str | os.PathLike) -> Path:
     "Save weights, config and tokenizer so that `from_pretrained(path)` loads them back."
     path = Path(path); path.mkdir(parents=True, exist_ok=True)
+    hf_logging.disable_progress_bar()
     model.save_pretrained(path); tokenizer.save_pretrained(path)
     return path
 
@@ -78,8 +80,16 @@ def sft(policy, prompts: list[str], completions: list[str], steps: int, batch_si
     return losses
 
 # %% ../nbs/08_tiny.ipynb #cede9e36
-TINY_VERSION = 1     # bump when the recipe below changes, so stale caches are rebuilt
-TINY_RECIPE = {'countdown': dict(hidden=96, layers=4, sft_steps=1500), 'gsm8k': dict(hidden=96, layers=4, sft_steps=1500)}
+TINY_VERSION = 3     # bump when the recipe below changes, so stale caches are rebuilt
+TINY_RECIPE = {'countdown': dict(hidden=96, layers=4, sft_steps=1500), 'gsm8k': dict(hidden=96, layers=4, sft_steps=1000)}
+SFT_FRACTION = 0.7
+
+def sft_rows(task) -> list[dict]:
+    "The train rows the tiny model's warm-up sees: the first 70%. RL gets the rest (`rl_rows`)."
+    return task.train_rows[:int(len(task.train_rows) * SFT_FRACTION)]
+
+def rl_rows(task) -> list[dict]:
+    return task.train_rows[int(len(task.train_rows) * SFT_FRACTION):]
 
 def cache_dir() -> Path:
     return Path(os.environ.get('NANORL_CACHE', Path.home() / '.cache' / 'nanorl'))
@@ -97,8 +107,8 @@ def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: 
     if (path / 'config.json').is_file(): return path
     torch.manual_seed(seed)
     task = make_language_task(task_name, seed)
-    prompts = [task.build_prompt(r) for r in task.train_rows]
-    completions = [gold_completion(task, r) for r in task.train_rows]
+    rows = sft_rows(task)
+    prompts, completions = [task.build_prompt(r) for r in rows], [gold_completion(task, r) for r in rows]
     tok = build_tokenizer([p + c for p, c in zip(prompts, completions)])
     policy = HFPolicy(build_model(tok, hidden=recipe['hidden'], layers=recipe['layers'], seed=seed), tok)
     with torch.random.fork_rng():
@@ -106,5 +116,7 @@ def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: 
         sft(policy, prompts, completions, steps=recipe['sft_steps'], seed=seed, progress=progress)
     tmp = path.with_name(path.name + f'.tmp{os.getpid()}')
     save_model(policy.model, tok, tmp)
-    os.replace(tmp, path)
+    try: os.replace(tmp, path)
+    except OSError:                      # another process finished the same build first: keep theirs
+        import shutil; shutil.rmtree(tmp, ignore_errors=True)
     return path

@@ -399,6 +399,9 @@ def train(cfg: Config, resume: str | None = None) -> dict:
     to_yaml(cfg, cfg.run_dir / 'config.yaml')
     log = CSVLog(cfg.run_dir / 'log.csv', keep_until=start if resume else None)
     row, last_eval = {}, math.nan
+    if start == 0:   # the starting point, so every curve (and every before/after test) has its baseline
+        last_eval = task.evaluate(policy, cfg)
+        log.write({'step': 0, 'env_steps': 0, 'eval_return': last_eval, 'wall_time': time.perf_counter() - t_start})
     bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, disable=not cfg.progress, desc=cfg.name)
     try:
         for step in bar:
@@ -433,6 +436,7 @@ def train(cfg: Config, resume: str | None = None) -> dict:
             if solved: break
     finally:
         log.close(); task.close(); bar.close()
+    if hasattr(task, 'summary'): print(task.summary(read_log(cfg.run_dir), cfg))
     return row
 
 # %% ../nbs/05_train.ipynb #3b33f03f

@@ -71,7 +71,7 @@ def test_resume_from_the_command_line_is_exact(tmp_path):
     assert a['step'] == b['step'] == 8
     for part in ('policy', 'critic'):
         for k in a[part]: torch.testing.assert_close(a[part][k], b[part][k], rtol=0, atol=1e-6)
-    assert read_log(tmp_path / 'split')['step'] == list(range(1, 9))
+    assert read_log(tmp_path / 'split')['step'] == list(range(0, 9))
     assert read_log(tmp_path / 'split')['env_steps'] == read_log(tmp_path / 'straight')['env_steps']
 
 def test_resume_layers_checkpoint_then_config_then_options(tmp_path):
@@ -85,7 +85,7 @@ def test_resume_layers_checkpoint_then_config_then_options(tmp_path):
     saved = (tmp_path / 'moved' / 'config.yaml').read_text()
     for line in ('n_prompts: 4', 'max_len: 50', 'steps: 5', 'ent_coef: 0.01', 'eval_every: 2', 'algo: ppo'):
         assert line in saved, (line, saved)
-    assert read_log(tmp_path / 'moved')['step'] == [1, 2, 3, 4, 5]
+    assert read_log(tmp_path / 'moved')['step'] == [0, 1, 2, 3, 4, 5]
     assert not (tmp_path / 'a' / 'run').exists()
     p = run('--resume', str(tmp_path / 'moved'))
     assert p.returncode == 2 and 'nothing to do' in p.stderr
@@ -98,4 +98,4 @@ def test_nan_stops_with_exit_1_and_keeps_last_good_checkpoint(tmp_path):
     assert p.returncode == 1 and 'last good checkpoint' in p.stderr and 'Traceback' not in p.stderr, p.stderr
     ck = torch.load(tmp_path / 'cartpole_ppo' / CKPT, weights_only=True)
     assert all(torch.isfinite(v).all() for v in [*ck['policy'].values(), *ck['critic'].values()])
-    assert ck['step'] == len(read_log(tmp_path / 'cartpole_ppo')['step'])
+    assert ck['step'] == read_log(tmp_path / 'cartpole_ppo')['step'][-1]
