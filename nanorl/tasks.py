@@ -214,7 +214,7 @@ def countdown_task(n_train: int = 1000, n_eval: int = 200, seed: int = 0, closen
     fns = [(countdown_answer_reward, 1.0), (format_reward, 0.1)] + ([(countdown_closeness_reward, closeness)] if closeness else [])
     return CountdownTask('countdown', rows[:n_train], rows[n_train:], fns)
 
-# %% ../nbs/07_tasks.ipynb #644e47af
+# %% ../nbs/07_tasks.ipynb #303d3b89
 _NUMBER = re.compile(r'-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?')
 
 def parse_number(text: str) -> Fraction | None:
@@ -228,7 +228,7 @@ def gsm8k_answer_reward(prompt: str, completion: str, answer: str) -> float:
     pred = parse_number(extract_answer(completion))
     return float(gold is not None and pred == gold)
 
-# %% ../nbs/07_tasks.ipynb #c9fcf493
+# %% ../nbs/07_tasks.ipynb #086f0420
 _NAMES = ['Ava', 'Ben', 'Chen', 'Dara', 'Eli', 'Fatima', 'Gus', 'Hana', 'Ivan', 'Jade', 'Kofi', 'Lena']
 _ITEMS = ['apple', 'pencil', 'sticker', 'marble', 'notebook', 'cookie', 'card', 'balloon']
 
@@ -268,7 +268,7 @@ def _reading(r):
 
 GSM8K_TEMPLATES = [_shopping, _sharing, _ages, _distance, _leftover, _reading]
 
-# %% ../nbs/07_tasks.ipynb #e5329d29
+# %% ../nbs/07_tasks.ipynb #22107888
 GSM8K_MINI = Path(nanorl.__file__).parent / 'data' / 'gsm8k_mini.jsonl'
 
 def write_gsm8k_mini(path: str | os.PathLike = GSM8K_MINI, n: int = 600, seed: int = 0) -> Path:
@@ -284,7 +284,7 @@ def write_gsm8k_mini(path: str | os.PathLike = GSM8K_MINI, n: int = 600, seed: i
     path.write_bytes(''.join(json.dumps(r) + '\n' for r in rows).encode())
     return path
 
-# %% ../nbs/07_tasks.ipynb #6e729a60
+# %% ../nbs/07_tasks.ipynb #93e1915d
 GSM8K_HUB = ('openai/gsm8k', 'main')
 
 def _hub_reachable(timeout: float = 2.0) -> bool:
@@ -309,7 +309,7 @@ def load_gsm8k(split: str, offline: bool = False) -> list[dict]:
     "GSM8K rows `{'question', 'answer'}` of `split` from the hub, or from the offline mini file when the hub fails."
     return _load_gsm8k(split, offline)[0]
 
-# %% ../nbs/07_tasks.ipynb #29961270
+# %% ../nbs/07_tasks.ipynb #54239d54
 class GSM8KTask(LLMTask):
     "Grade-school word problems; the completion ends in `<answer>NUMBER</answer>`."
     def build_prompt(self, row): return f"{row['question']}\n"
@@ -329,7 +329,7 @@ def gsm8k_task(n_train: int = 500, n_eval: int = 100, seed: int = 0, offline: bo
     return GSM8KTask(source, _pick(train, n_train, rng, 'train'), _pick(test, n_eval, rng, 'eval'),
                      [(gsm8k_answer_reward, 1.0), (format_reward, 0.1)])
 
-# %% ../nbs/07_tasks.ipynb #53ceb702
+# %% ../nbs/07_tasks.ipynb #083f4080
 TASK_BUILDERS: dict[str, Callable[..., LLMTask]] = {'countdown': countdown_task, 'gsm8k': gsm8k_task}
 
 def make_task(name: str, **kw) -> LLMTask:
@@ -338,7 +338,7 @@ def make_task(name: str, **kw) -> LLMTask:
         raise ValueError(f"unknown task {name!r};{did_you_mean(name, TASK_BUILDERS)} choose one of {sorted(TASK_BUILDERS)}")
     return TASK_BUILDERS[name](**kw)
 
-# %% ../nbs/07_tasks.ipynb #76a2bf95
+# %% ../nbs/07_tasks.ipynb #6e335f70
 def heldout_accuracy(generate_fn: Callable[[list[str]], list[str]], task: LLMTask, rows: list[dict]) -> tuple[int, int]:
     "(number correct, number of rows) for the completions `generate_fn` returns on the prompts of `rows`."
     completions = generate_fn([task.build_prompt(r) for r in rows])
@@ -346,14 +346,14 @@ def heldout_accuracy(generate_fn: Callable[[list[str]], list[str]], task: LLMTas
         raise ValueError(f"generate_fn returned {len(completions)} completions for {len(rows)} prompts; it must return one per prompt, in order")
     return sum(task.is_correct(c, task.answer(r)) for c, r in zip(completions, rows)), len(rows)
 
-# %% ../nbs/07_tasks.ipynb #32afedcf
+# %% ../nbs/07_tasks.ipynb #a446f671
 def pass_at_k(n: int, c: int, k: int) -> float:
     "Unbiased pass@k from `n` samples with `c` correct (Chen et al. 2021)."
     if not (0 <= c <= n and 1 <= k <= n):
         raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
     return 1 - math.comb(n - c, k) / math.comb(n, k)
 
-# %% ../nbs/07_tasks.ipynb #0b882966
+# %% ../nbs/07_tasks.ipynb #ae6a0a1a
 def fisher_exact(k1: int, n1: int, k2: int, n2: int, alternative: str = 'greater') -> float:
     "p-value of Fisher's exact test that run 2's success rate `k2/n2` is greater than run 1's `k1/n1` (or 'less', 'two-sided')."
     if not (0 <= k1 <= n1 and 0 <= k2 <= n2):

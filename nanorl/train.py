@@ -428,7 +428,7 @@ def train(cfg: Config, resume: str | None = None) -> dict:
             row['wall_time'] = time.perf_counter() - t_start
             row['t_other'] = time.perf_counter() - t2        # evaluation, mostly
             log.write(row)
-            bar.set_postfix(reward=f"{row['reward']:.0f}", eval=f"{last_eval:.0f}")
+            bar.set_postfix(reward=f"{row['reward']:.3g}", eval=f"{last_eval:.3g}")
             if (step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps or solved:
                 save_checkpoint(cfg.run_dir, step + 1, policy, critic, opt, generator, cfg,
                                 env_steps=env_steps, wall_time=row['wall_time'])
