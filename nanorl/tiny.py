@@ -81,7 +81,7 @@ def sft(policy, prompts: list[str], completions: list[str], steps: int, batch_si
 
 # %% ../nbs/08_tiny.ipynb #cede9e36
 TINY_VERSION = 3     # bump when the recipe below changes, so stale caches are rebuilt
-TINY_RECIPE = {'countdown': dict(hidden=96, layers=4, sft_steps=1500), 'gsm8k': dict(hidden=96, layers=4, sft_steps=1000)}
+TINY_RECIPE = {'countdown': dict(hidden=96, layers=4, sft_steps=1500), 'gsm8k': dict(hidden=96, layers=4, sft_steps=300)}
 SFT_FRACTION = 0.7
 
 def sft_rows(task) -> list[dict]:
