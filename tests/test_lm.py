@@ -35,6 +35,6 @@ def test_grpo_on_countdown_runs_end_to_end(quick_model, tmp_path):
     assert log['step'] == [0, 1, 2, 3]
     for k in ('reward', 'loss', 'entropy', 'grad_norm', 'logp_gap', 't_rollout', 't_score', 't_update'):
         assert all(math.isfinite(v) for v in log[k][1:]), k
-    assert max(log['logp_gap']) < 1e-5              # trainer and sampler agree in fp32
+    assert max(log['logp_gap'][1:]) < 1e-5          # trainer and sampler agree in fp32 (row 0 is the eval before training)
     assert 0 <= log['eval_return'][-1] <= 1
     assert 'time per part: rollout' in p.stdout
