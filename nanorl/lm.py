@@ -41,11 +41,16 @@ class LanguageTask:
             path = str(tiny_model(self.name, cfg.seed, progress=cfg.progress))
             self.task.train_rows = rl_rows(self.task)      # prompts the warm-up never saw
         else: path = cfg.model
+        if cfg.n_prompts > len(self.task.train_rows):
+            raise ConfigError(f"n_prompts is {cfg.n_prompts} but {self.name} has {len(self.task.train_rows)} training prompts; lower n_prompts")
         from nanorl.model import ModelLoadError
         try:
             policy = HFPolicy.load(path, lora_rank=cfg.lora_rank, lora_alpha=cfg.lora_alpha, grad_ckpt=cfg.grad_ckpt,
                                    temperature=cfg.temperature, dtype=getattr(torch, cfg.dtype))
         except ModelLoadError as e: raise ConfigError(str(e)) from None
+        except (ValueError, ImportError) as e:     # peft: LoRA targets the model does not have, or peft missing
+            raise ConfigError(f"cannot set up LoRA (lora_rank={cfg.lora_rank}) on {path!r}: {str(e).splitlines()[0][:200]}; "
+                              f"set lora_rank 0 for full fine-tuning, or install peft") from None
         return policy, None
 
     def rollout(self, policy: HFPolicy, cfg, seed: int, generator) -> Batch:

@@ -58,7 +58,9 @@ class HFPolicy(nn.Module):
              grad_ckpt: bool = False, **kw) -> 'HFPolicy':
         "Load a policy from a hub id or a local folder; `lora_rank > 0` trains a LoRA adapter instead of all weights."
         tokenizer, model = load_pretrained(name_or_dir)
-        if grad_ckpt: model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={'use_reentrant': False})
+        if grad_ckpt:   # transformers checkpoints only in training mode (dropout, if the model has any, turns on too)
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={'use_reentrant': False})
+            model.train()
         if lora_rank: model = add_lora(model, lora_rank, lora_alpha, lora_targets or LORA_TARGETS)
         return cls(model, tokenizer, **kw)
 
@@ -72,8 +74,9 @@ def encode(self: HFPolicy, prompts: list[str]) -> list[list[int]]:
     "Token ids of each prompt, through the chat template when the tokenizer has one."
     tok = self.tokenizer
     if getattr(tok, 'chat_template', None):
-        return [tok.apply_chat_template([{'role': 'user', 'content': p}], add_generation_prompt=True, tokenize=True)
-                for p in prompts]
+        texts = [tok.apply_chat_template([{'role': 'user', 'content': p}], add_generation_prompt=True, tokenize=False)
+                 for p in prompts]
+        return [tok(t, add_special_tokens=False)['input_ids'] for t in texts]
     return [tok(p, add_special_tokens=False)['input_ids'] for p in prompts]
 HFPolicy.encode = encode
 

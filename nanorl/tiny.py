@@ -105,15 +105,16 @@ def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: 
     recipe = {**TINY_RECIPE[task_name], **({'sft_steps': sft_steps} if sft_steps is not None else {})}
     path = cache_dir() / f"tiny-{task_name}-s{seed}-sft{recipe['sft_steps']}-v{TINY_VERSION}"
     if (path / 'config.json').is_file(): return path
-    torch.manual_seed(seed)
     task = make_language_task(task_name, seed)
     rows = sft_rows(task)
     prompts, completions = [task.build_prompt(r) for r in rows], [gold_completion(task, r) for r in rows]
     tok = build_tokenizer([p + c for p, c in zip(prompts, completions)])
-    policy = HFPolicy(build_model(tok, hidden=recipe['hidden'], layers=recipe['layers'], seed=seed), tok)
-    with torch.random.fork_rng():
+    n_threads = torch.get_num_threads()
+    with torch.random.fork_rng():          # a build must not move the caller's random state (a cache hit would not)
         torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+        policy = HFPolicy(build_model(tok, hidden=recipe['hidden'], layers=recipe['layers'], seed=seed), tok)
         sft(policy, prompts, completions, steps=recipe['sft_steps'], seed=seed, progress=progress)
+    torch.set_num_threads(n_threads)
     tmp = path.with_name(path.name + f'.tmp{os.getpid()}')
     save_model(policy.model, tok, tmp)
     try: os.replace(tmp, path)

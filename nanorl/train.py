@@ -337,7 +337,9 @@ def load_checkpoint(run_dir: str | os.PathLike) -> dict:
 def check_resumable(saved: dict, cfg: Config):
     "Refuse, with the reason, to resume a checkpoint trained with `saved` (a config dict) under a `cfg` whose model differs."
     old = Config(**saved)
-    for k in ('task', 'hidden', 'use_critic', 'model', 'lora_rank'):
+    keys = ['task', 'hidden', 'use_critic', 'model', 'lora_rank', 'lora_alpha']
+    if cfg.model == 'tiny' and not isinstance(TASKS[cfg.task](), ControlTask): keys.append('seed')   # the seed picks the tiny model
+    for k in keys:
         if getattr(old, k) != getattr(cfg, k):
             raise ConfigError(f"cannot resume with {k}={getattr(cfg, k)!r}: the checkpoint was trained with "
                               f"{k}={getattr(old, k)!r}; keep it, or start a new run without --resume")
