@@ -11,8 +11,7 @@ from .tasks import TASK_BUILDERS, fisher_exact, heldout_accuracy
 from .train import TASKS, ConfigError
 
 # %% auto #0
-__all__ = ['TASK_SIZES', 'LM_PRESETS', 'make_language_task', 'decode', 'LanguageTask', 'rung_report', 'compare',
-           'write_lm_presets']
+__all__ = ['TASK_SIZES', 'LM_PRESETS', 'make_language_task', 'decode', 'LanguageTask', 'rung_report', 'compare']
 
 # %% ../nbs/10_grpo_lm.ipynb #09860f3c
 TASK_SIZES = {'countdown': dict(n_train=11_500, n_eval=256, max_number=15), 'gsm8k': dict(n_train=500, n_eval=100)}
@@ -109,13 +108,3 @@ LM_PRESETS = {
     'gsm8k_tiny_cpu': dict(task='gsm8k', algo='grpo', model='tiny', n_prompts=16, group_size=8, max_len=16,
                            lr=1e-4, steps=600, eval_every=100, n_eval=100, threads=2),
 }
-
-def write_lm_presets(out_dir='configs') -> list:
-    "Write `configs/<name>.yaml` for every language preset."
-    from pathlib import Path
-    paths = []
-    for name, over in LM_PRESETS.items():
-        p = Path(out_dir) / f'{name}.yaml'
-        p.write_text(''.join(f"{k}: {v}\n" for k, v in over.items()))
-        paths.append(p)
-    return paths

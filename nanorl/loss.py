@@ -5,7 +5,6 @@
 # %% ../nbs/03_loss.ipynb #c1edd849
 from __future__ import annotations
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 # %% auto #0

@@ -4,8 +4,7 @@
 
 # %% ../nbs/06_model.ipynb #9a13e958
 from __future__ import annotations
-import contextlib, os
-from pathlib import Path
+import contextlib
 import torch
 from torch import nn, Tensor
 from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -4,10 +4,10 @@
 
 # %% ../nbs/08_tiny.ipynb #9aea6c87
 from __future__ import annotations
-import json, os
+import os
 from pathlib import Path
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast, Qwen2Config, Qwen2Tokenizer
 from transformers.utils import logging as hf_logging
 

@@ -11,10 +11,9 @@ from pathlib import Path
 import torch
 import yaml
 from tqdm import tqdm
-from .core import AGG_MODES, did_you_mean, aggregate, loss_norm, masked_mean, masked_sum, masked_whiten, micro_batches
+from .core import AGG_MODES, Batch, did_you_mean, aggregate, loss_norm, masked_mean, masked_sum, masked_whiten, micro_batches
 from .algos import ESTIMATORS, NEEDS_CRITIC, NEEDS_GROUPS, estimate_advantage
 from .loss import KL_ESTIMATORS, kl_penalty, ppo_loss, value_loss
-from .core import Batch
 from .control import Critic, MLPPolicy, evaluate, make_envs, rollout
 
 # %% auto #0
@@ -492,12 +491,12 @@ PRESETS = {
     'rloo': dict(algo='rloo', n_prompts=16, group_size=4),
 }
 
-def write_presets(out_dir: str | os.PathLike = 'configs') -> list[Path]:
-    "Write `configs/cartpole_<algo>.yaml` for every preset; returns the paths."
+def write_presets(out_dir: str | os.PathLike = 'configs', presets: dict = PRESETS, prefix: str = 'cartpole_') -> list[Path]:
+    "Write `<out_dir>/<prefix><name>.yaml` for every preset (the keys it sets, after algo, task and batch shape)."
     paths = []
-    for algo, over in PRESETS.items():
-        p = Path(out_dir) / f'cartpole_{algo}.yaml'
+    for name, over in presets.items():
+        p = Path(out_dir) / f'{prefix}{name}.yaml'
         p.parent.mkdir(parents=True, exist_ok=True)
-        to_yaml(from_dict(over), p, keys=['algo', 'task', 'n_prompts', 'group_size', *[k for k in over if k not in ('algo', 'group_size', 'n_prompts')]])
+        to_yaml(from_dict(over), p, keys=['algo', 'task', 'n_prompts', 'group_size', *[k for k in over if k not in ('algo', 'task', 'group_size', 'n_prompts')]])
         paths.append(p)
     return paths
