@@ -1,14 +1,15 @@
-"""The CPU rung: GRPO on Countdown with the tiny model, from the shipped config, in a fresh process.
+"""A CPU rung on the tiny model (GRPO on Countdown by default; any language config), in a fresh process.
 
     python bench/lm_rung.py                         # configs/countdown_tiny_cpu.yaml
     python bench/lm_rung.py --config configs/gsm8k_tiny_cpu.yaml
+    python bench/lm_rung.py --config configs/countdown_ppo_tiny_cpu.yaml --threads 1   # extra keys go to the run
 
 Builds the tiny model first if it is not cached (timed separately), then trains with the config unchanged. Copies
 the run's log to bench/results/<config>_log.csv and writes bench/results/<config>.md: held-out greedy accuracy at
 the start, at its peak and at the end, Fisher's one-sided p against the start, the training wall time, and the
 trainer's time breakdown.
 """
-import argparse, shutil, subprocess, sys, tempfile, time
+import argparse, math, os, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,7 +20,7 @@ from nanorl.lm import rung_report
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--config', default='configs/countdown_tiny_cpu.yaml')
-    args = ap.parse_args()
+    args, extra = ap.parse_known_args()      # anything else goes to nanorl.train, e.g. --threads 1
     name = Path(args.config).stem
     cfg = from_dict(load_yaml(ROOT / args.config))
     t0 = time.perf_counter()
@@ -27,21 +28,30 @@ def main():
                    check=True, cwd=ROOT)
     t_build = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, '-m', 'nanorl.train', '--config', args.config, '--out_dir', tmp, '--name', name]
+        cmd = [sys.executable, '-m', 'nanorl.train', '--config', args.config, *extra, '--out_dir', tmp, '--name', name]
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True, cwd=ROOT)
         wall = time.perf_counter() - t0
         log = read_log(Path(tmp) / name)
         shutil.copy(Path(tmp) / name / 'log.csv', ROOT / f'bench/results/{name}_log.csv')
     r = rung_report(log, cfg.n_eval)
+    n = len(os.sched_getaffinity(0))
+    cores = f"{n} of this machine's {os.cpu_count()} cores" + (" (pinned with taskset)" if n < os.cpu_count() else "")
+    built = f"building the tiny model took {t_build / 60:.1f} min" if t_build > 10 else "the tiny model came from the cache"
     text = (f"| held-out greedy accuracy ({cfg.n_eval} problems) | value |\n|---|---|\n"
             f"| start (SFT warm-up only) | {r['start']:.3f} |\n| peak (step {r['peak_step']}) | {r['peak']:.3f} |\n"
             f"| final (step {r['final_step']}) | {r['final']:.3f} |\n"
             f"| Fisher one-sided p, final > start | {r['p_final']:.2g} |\n| Fisher one-sided p, peak > start | {r['p_peak']:.2g} |\n\n"
-            f"Training took {wall / 60:.1f} min of wall time (process start included) on this 2-core machine; building the "
-            f"tiny model took {t_build / 60:.1f} min when not cached. {time_breakdown(log)}. "
-            f"Produced by `python bench/lm_rung.py --config {args.config}`, which runs "
-            f"`python -m nanorl.train --config {args.config}`.\n")
+            f"Training took {wall / 60:.1f} min of wall time (process start included) on {cores}; "
+            f"{built}. {time_breakdown(log)}. "
+            f"Produced by `{' '.join(['python bench/lm_rung.py --config', args.config, *extra])}`, which runs "
+            f"`{' '.join(['python -m nanorl.train --config', args.config, *extra])}`.\n")
+    prefs = [(s, c, rj, a) for s, c, rj, a in zip(log['step'], log.get('chosen_logp', []), log.get('rejected_logp', []),
+                                                    log.get('pref_acc', [])) if not math.isnan(c)]
+    if prefs:   # DPO / IPO: the training pairs' statistics at the first and the last step
+        (s0, c0, r0, a0), (s1, c1, r1, a1) = prefs[0], prefs[-1]
+        text += (f"\nOn the training pairs, step {int(s0)} -> step {int(s1)}: preference accuracy {a0:.2f} -> {a1:.2f}, "
+                 f"chosen logprob {c0:.1f} -> {c1:.1f} nats, rejected logprob {r0:.1f} -> {r1:.1f} nats.\n")
     (ROOT / f'bench/results/{name}.md').write_text(text)
     print(text)
 

@@ -41,7 +41,9 @@ class Critic(nn.Module):
     def __init__(self, obs_dim: int, hidden: int = 64):
         super().__init__()
         self.net = mlp([obs_dim, hidden, hidden, 1], out_gain=1.0)
-    def forward(self, obs: Tensor) -> Tensor: return self.net(obs).squeeze(-1)
+    def forward(self, obs: Tensor, act: Tensor | None = None, obs_mask: Tensor | None = None) -> Tensor:
+        "Values `[..., T]` of `obs` `[..., T, obs_dim]`; `act` and `obs_mask` are unused (a language critic needs them)."
+        return self.net(obs).squeeze(-1)
 
 # %% ../nbs/04_control.ipynb #d7fbf195
 def make_envs(env_id: str, n_prompts: int, group_size: int = 1) -> gym.vector.VectorEnv:

@@ -6,12 +6,12 @@
 from __future__ import annotations
 import torch
 from .core import Batch
-from .model import HFPolicy, join
+from .model import HFPolicy, join, positions
 from .tasks import TASK_BUILDERS, fisher_exact, heldout_accuracy
-from .train import TASKS, ConfigError
+from .train import SUPERVISED, TASKS, ConfigError
 
 # %% auto #0
-__all__ = ['TASK_SIZES', 'LM_PRESETS', 'make_language_task', 'decode', 'LanguageTask', 'rung_report', 'compare']
+__all__ = ['TASK_SIZES', 'LM_PRESETS', 'make_language_task', 'decode', 'LanguageTask', 'rung_report', 'compare', 'LMCritic']
 
 # %% ../nbs/10_grpo_lm.ipynb #09860f3c
 TASK_SIZES = {'countdown': dict(n_train=11_500, n_eval=256, max_number=15), 'gsm8k': dict(n_train=500, n_eval=100)}
@@ -31,7 +31,6 @@ class LanguageTask:
     def __init__(self, name: str): self.name = name
 
     def setup(self, cfg):
-        if cfg.use_critic: raise ConfigError(f"{cfg.algo} needs a critic, which language tasks do not have yet; use grpo, dr_grpo or rloo")
         self.task = make_language_task(self.name, cfg.seed)
         if cfg.n_eval > len(self.task.eval_rows):
             raise ConfigError(f"n_eval is {cfg.n_eval} but {self.name} holds out {len(self.task.eval_rows)} rows; lower n_eval")
@@ -50,7 +49,10 @@ class LanguageTask:
         except (ValueError, ImportError) as e:     # peft: LoRA targets the model does not have, or peft missing
             raise ConfigError(f"cannot set up LoRA (lora_rank={cfg.lora_rank}) on {path!r}: {str(e).splitlines()[0][:200]}; "
                               f"set lora_rank 0 for full fine-tuning, or install peft") from None
-        return policy, None
+        if cfg.algo in SUPERVISED:              # chapter 09: the run learns from a file, read (or built) before training starts
+            from nanorl.prefs import load_data
+            self.data_rows = load_data(self, policy, cfg)
+        return policy, (LMCritic(path) if cfg.use_critic else None)
 
     def rollout(self, policy: HFPolicy, cfg, seed: int, generator) -> Batch:
         P, G = cfg.n_prompts, cfg.group_size
@@ -65,7 +67,7 @@ class LanguageTask:
         obs, obs_mask = join(prompt_ids, out, policy.pad_id)
         g = lambda x: x.view(P, G, *x.shape[1:])
         return Batch(obs=g(obs), act=g(out['tokens']), logp=g(out['logp']), reward=g(reward), mask=g(out['mask']),
-                     terminated=g(~out['truncated']), last_obs=torch.zeros(P, G, 1), obs_mask=g(obs_mask))
+                     terminated=torch.ones(P, G, dtype=torch.bool), last_obs=torch.zeros(P, G, 1), obs_mask=g(obs_mask))
 
     def eval_counts(self, policy: HFPolicy, cfg) -> tuple[int, int]:
         "(correct, n) of greedy completions on the first `n_eval` held-out rows."
@@ -107,4 +109,27 @@ LM_PRESETS = {
                                lr=1e-4, steps=1500, eval_every=100, n_eval=256, threads=2),
     'gsm8k_tiny_cpu': dict(task='gsm8k', algo='grpo', model='tiny', n_prompts=16, group_size=8, max_len=16,
                            lr=1e-4, steps=600, eval_every=100, n_eval=100, threads=2),
+    'countdown_ppo_tiny_cpu': dict(task='countdown', algo='ppo', model='tiny', n_prompts=128, group_size=1, max_len=24,
+                                   lr=1e-4, critic_lr=3e-4, gamma=1.0, lam=1.0, normalize_adv=True, minibatches=2,
+                                   steps=1000, eval_every=100, n_eval=256, threads=2),
 }
+
+# %% ../nbs/10_grpo_lm.ipynb #cc890cea
+class LMCritic(torch.nn.Module):
+    "A value for every completion token: the checkpoint's transformer body with a scalar head (zero at the start)."
+    def __init__(self, path: str):
+        super().__init__()
+        from transformers import AutoModel
+        from transformers.utils import logging as hf_logging
+        level = hf_logging.get_verbosity(); hf_logging.set_verbosity_error()   # the unused LM head is expected
+        try: self.body = AutoModel.from_pretrained(path)
+        finally: hf_logging.set_verbosity(level)
+        self.head = torch.nn.Linear(self.body.config.hidden_size, 1)
+        torch.nn.init.zeros_(self.head.weight); torch.nn.init.zeros_(self.head.bias)
+
+    def forward(self, obs: torch.Tensor, act: torch.Tensor, obs_mask: torch.Tensor | None = None) -> torch.Tensor:
+        "`[N, T]` values of the states before each completion token `act` (the last T columns of `obs`)."
+        mask = torch.ones_like(obs) if obs_mask is None else obs_mask.long()
+        T = act.shape[-1]
+        hidden = self.body(input_ids=obs, attention_mask=mask, position_ids=positions(mask), use_cache=False).last_hidden_state
+        return self.head(hidden[:, -T - 1:-1]).squeeze(-1).float()

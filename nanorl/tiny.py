@@ -59,11 +59,11 @@ def encode_pairs(policy, prompts: list[str], completions: list[str]) -> dict[str
     obs, obs_mask = join(prompt_ids, out, policy.pad_id)
     return {'obs': obs, 'obs_mask': obs_mask, 'act': out['tokens'], 'mask': out['mask']}
 
-def sft_loss(policy, batch: dict) -> torch.Tensor:
-    "Mean negative log-likelihood of the real completion tokens."
-    from nanorl.core import masked_mean
+def sft_loss(policy, batch: dict, loss_agg: str = 'token-mean', norm: float | None = None) -> torch.Tensor:
+    "Negative log-likelihood of the real completion tokens, aggregated as `loss_agg` (default: mean over tokens)."
+    from nanorl.core import aggregate, loss_norm
     logp, _ = policy.score(batch['obs'], batch['act'], batch['obs_mask'])
-    return -masked_mean(logp, batch['mask'])
+    return aggregate(-logp, batch['mask'], loss_agg, loss_norm(batch['mask'], loss_agg) if norm is None else norm)
 
 def sft(policy, prompts: list[str], completions: list[str], steps: int, batch_size: int = 64, lr: float = 3e-3,
         seed: int = 0, progress: bool = True) -> list[float]:

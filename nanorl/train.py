@@ -17,10 +17,11 @@ from .loss import KL_ESTIMATORS, kl_penalty, ppo_loss, value_loss
 from .control import Critic, MLPPolicy, evaluate, make_envs, rollout
 
 # %% auto #0
-__all__ = ['TASKS', 'KEY_ALIASES', 'CKPT', 'LOG_COLUMNS', 'PRESETS', 'knob', 'ControlTask', 'ConfigError', 'Config', 'from_dict',
-           'load_yaml', 'to_yaml', 'parse_cli', 'compute_loss', 'score_all', 'prepare', 'NonFiniteLoss', 'backward',
-           'update', 'build', 'save_checkpoint', 'load_checkpoint', 'check_resumable', 'CSVLog', 'read_log',
-           'plot_runs', 'train', 'usage', 'config_from_argv', 'main', 'time_breakdown', 'write_presets']
+__all__ = ['TASKS', 'SUPERVISED', 'KEY_ALIASES', 'RL', 'OBJECTIVES', 'CKPT', 'LOG_COLUMNS', 'PRESETS', 'knob', 'ControlTask',
+           'ConfigError', 'Config', 'from_dict', 'load_yaml', 'to_yaml', 'parse_cli', 'compute_loss', 'score_all',
+           'prepare', 'Objective', 'objective_of', 'NonFiniteLoss', 'backward', 'update', 'build', 'save_checkpoint',
+           'load_checkpoint', 'check_resumable', 'CSVLog', 'read_log', 'plot_runs', 'train', 'usage',
+           'config_from_argv', 'main', 'time_breakdown', 'write_presets']
 
 # %% ../nbs/05_train.ipynb #8be99e5a
 def knob(default, help: str):
@@ -44,11 +45,12 @@ class ControlTask:
     def close(self): self.envs.close()
 
 TASKS = {'cartpole': lambda: ControlTask('CartPole-v1', solved_at=475.0)}
+SUPERVISED = ('sft', 'dpo', 'ipo')   # algos that learn from a JSONL file instead of a reward; chapter 09 defines them
 
 # %% ../nbs/05_train.ipynb #3929ac11
 def _load_language_tasks() -> str:
     "Register the language tasks if their dependencies are installed; '' or the reason they are unavailable."
-    try: import nanorl.lm   # noqa: F401, registers into TASKS
+    try: import nanorl.lm, nanorl.prefs   # noqa: F401, register into TASKS and OBJECTIVES
     except ImportError as e: return f" (the language tasks need the lm extra: pip install -e '.[lm]'; {e})"
     return ''
 
@@ -59,7 +61,7 @@ class ConfigError(ValueError):
 @dataclass
 class Config:
     "Every knob of a training run."
-    algo: str = knob('reinforce', f"advantage estimator, one of {sorted(ESTIMATORS)}")
+    algo: str = knob('reinforce', f"advantage estimator, one of {sorted(ESTIMATORS)}; or sft, dpo, ipo for language tasks (chapter 09)")
     task: str = knob('cartpole', "what to train on: cartpole, or a language task (countdown, gsm8k)")
     name: str = knob('', "run name; the run writes to out_dir/name (default: <task>_<algo>)")
     out_dir: str = knob('runs', "where run directories go")
@@ -94,6 +96,8 @@ class Config:
     save_every: int = knob(50, "write a checkpoint every this many steps (and at the end)")
     threads: int = knob(1, "torch CPU threads; small models run fastest on 1")
     progress: bool = knob(True, "show a progress bar")
+    data: str = knob('', "sft/dpo/ipo: JSONL of {prompt, completion} or {prompt, chosen, rejected}; '' = build one from the task")
+    beta: float = knob(0.1, "dpo/ipo: strength of the implicit KL to the frozen reference")
     model: str = knob('tiny', "language tasks: hub id or local folder, or 'tiny' for the small model built offline")
     temperature: float = knob(1.0, "language tasks: sampling temperature (scoring divides by the same)")
     gen_batch_size: int = knob(0, "language tasks: prompts per generate call; 0 = all at once")
@@ -106,12 +110,17 @@ class Config:
     def __post_init__(self):
         for f in fields(self): setattr(self, f.name, _coerce(f.name, getattr(self, f.name), _HINTS[f.name]))
         if not self.name: self.name = f"{self.task}_{self.algo}"
-        _check_choice('algo', self.algo, ESTIMATORS)
+        _check_choice('algo', self.algo, [*ESTIMATORS, *SUPERVISED])
         if self.task not in TASKS:
             why = _load_language_tasks()
             if self.task not in TASKS:
                 raise ConfigError(f"unknown task {self.task!r};{did_you_mean(self.task, [*TASKS, 'countdown', 'gsm8k'])} "
                                   f"choose one of {sorted(TASKS)}{why}")
+        if self.algo in SUPERVISED and isinstance(TASKS[self.task](), ControlTask):
+            raise ConfigError(f"{self.algo} learns from text (a JSONL of demonstrations or preferences), not from {self.task}; "
+                              f"set task to a language task such as countdown, or choose an RL algo such as reinforce")
+        if self.data and not Path(self.data).is_file():
+            raise ConfigError(f"data file {self.data!r} does not exist; pass --data FILE.jsonl, or leave data empty to build one from the task")
         _check_choice('dtype', self.dtype, ('float32', 'bfloat16'))
         _check_choice('loss_agg', self.loss_agg, AGG_MODES)
         _check_choice('kl_estimator', self.kl_estimator, KL_ESTIMATORS)
@@ -147,7 +156,7 @@ _RULES = [  # (field, check, what the check wants); None values (an option turne
                                                    'n_eval')],
     *[(k, lambda v: v >= 0, "0 (off) or positive") for k in ('micro_batch', 'gen_batch_size', 'lora_rank')],
     ('temperature', lambda v: 0 < v < math.inf, "positive"), ('lora_alpha', lambda v: 0 < v < math.inf, "positive"),
-    *[(k, lambda v: 0 < v <= 1e30, "positive and at most 1e30") for k in ('lr', 'critic_lr')],
+    *[(k, lambda v: 0 < v <= 1e30, "positive and at most 1e30") for k in ('lr', 'critic_lr', 'beta')],
     *[(k, lambda v: 0 <= v <= 1, "between 0 and 1") for k in ('gamma', 'lam')],
     *[(k, lambda v: 0 < v < math.inf, "positive") for k in ('clip_eps', 'clip_eps_high', 'vf_clip')],
     ('dual_clip', lambda v: 1 < v < math.inf, "greater than 1 (3 is typical)"),
@@ -236,7 +245,7 @@ def compute_loss(policy, critic, mb: dict, norm: float, cfg: Config) -> tuple[to
     if cfg.kl_coef: per_step = per_step + cfg.kl_coef * kl_penalty(logp, mb['ref_logp'], cfg.kl_estimator)
     stats = {'entropy': ent, 'clip_frac': clipped, 'kl': kl_penalty(mb['old_logp'], logp, 'k3')}   # KL(old || current)
     if critic is not None:
-        vl = value_loss(critic(mb['obs']), mb['old_value'], mb['returns'], cfg.vf_clip)
+        vl = value_loss(critic(mb['obs'], mb['act'], mb.get('obs_mask')), mb['old_value'], mb['returns'], cfg.vf_clip)
         per_step = per_step + cfg.vf_coef * vl
         stats['value_loss'] = vl
     loss = aggregate(per_step, mask, cfg.loss_agg, norm)
@@ -258,9 +267,10 @@ def prepare(batch, policy, critic, ref, cfg: Config) -> dict:
     if ref is not None: d['ref_logp'] = score_all(ref, d, cfg.micro_batch)
     shape = batch.act.shape
     value = last_value = None
-    if critic is not None:
-        d['old_value'] = critic(d['obs']) * d['mask']
-        value, last_value = d['old_value'].view(shape), critic(d['last_obs']).view(shape[:2])
+    if critic is not None:   # values under the critic that saw the batch: the targets stay fixed through the update
+        d['old_value'] = critic(d['obs'], d['act'], d.get('obs_mask')) * d['mask']
+        value = d['old_value'].view(shape)
+        last_value = torch.zeros(shape[:2]) if batch.terminated.all() else critic(d['last_obs']).view(shape[:2])
     adv, returns = estimate_advantage(cfg.algo, batch, value=value, last_value=last_value, gamma=cfg.gamma, lam=cfg.lam)
     d['advantage'] = adv.flatten(0, 1)
     if cfg.normalize_adv: d['advantage'] = masked_whiten(d['advantage'], d['mask'])
@@ -268,51 +278,70 @@ def prepare(batch, policy, critic, ref, cfg: Config) -> dict:
     return d
 
 # %% ../nbs/05_train.ipynb #c16f6fee
+@dataclass
+class Objective:
+    "What the loop asks of an algorithm: a batch, the tensors fixed during the update, the normaliser, the loss."
+    sample: typing.Callable    # (task, policy, cfg, seed, generator) -> Batch
+    prepare: typing.Callable   # (batch, policy, critic, ref, cfg) -> dict of tensors
+    norm: typing.Callable      # (mask of a whole minibatch, cfg) -> float
+    loss: typing.Callable      # (policy, critic, micro-batch, norm, cfg) -> (loss, statistics summed over the micro-batch)
+    needs_ref: bool = False    # hold a frozen copy of the initial policy even when kl_coef is 0
+
+RL = Objective(sample=lambda task, policy, cfg, seed, generator: task.rollout(policy, cfg, seed, generator),
+               prepare=prepare, norm=lambda mask, cfg: loss_norm(mask, cfg.loss_agg, cfg.max_len), loss=compute_loss)
+OBJECTIVES = {}   # algo -> Objective, for the algos in SUPERVISED (chapter 09 registers them)
+
+def objective_of(cfg: Config) -> Objective:
+    if cfg.algo not in SUPERVISED: return RL
+    _load_language_tasks()
+    return OBJECTIVES[cfg.algo]
+
+# %% ../nbs/05_train.ipynb #a476ec24
 class NonFiniteLoss(FloatingPointError):
     "The loss or gradient became NaN or inf; the optimizer step it belonged to was not taken."
 
-def backward(d: dict, idx: torch.Tensor, policy, critic, cfg: Config) -> tuple[float, dict]:
+def backward(d: dict, idx: torch.Tensor, policy, critic, cfg: Config, objective: Objective = RL) -> tuple[float, dict]:
     "Accumulate into `.grad` the gradient of the minibatch `idx` of `d`, micro-batch by micro-batch."
-    norm = loss_norm(d['mask'][idx], cfg.loss_agg, cfg.max_len)
+    norm = objective.norm(d['mask'][idx], cfg)
     total, sums = 0.0, {}
     for s in micro_batches(len(idx), cfg.micro_batch):
         mb = {k: v[idx[s]] for k, v in d.items() if torch.is_tensor(v) and v.dim() > 0}
-        loss, stats = compute_loss(policy, critic, mb, norm, cfg)
+        loss, stats = objective.loss(policy, critic, mb, norm, cfg)
         if not torch.isfinite(loss): raise NonFiniteLoss(f"loss is {loss.item()}")
         loss.backward()
         total += loss.item()
         for k, v in stats.items(): sums[k] = sums.get(k, 0.0) + v
     return total, sums
 
-def update(d: dict, policy, critic, opt, cfg: Config, generator: torch.Generator) -> dict:
-    "The inner loop over epochs and minibatches; returns the mean loss and gradient norm and per-step statistics."
+def update(d: dict, policy, critic, opt, cfg: Config, generator: torch.Generator, objective: Objective = RL) -> dict:
+    "The inner loop over epochs and minibatches; returns the mean loss and gradient norm and statistics per unit."
     params = [p for g in opt.param_groups for p in g['params']]
     sums, losses, grad_norms = {}, [], []
     for epoch in range(cfg.epochs):
         for idx in torch.randperm(len(d['act']), generator=generator).tensor_split(cfg.minibatches):
             opt.zero_grad(set_to_none=True)
-            loss, stats = backward(d, idx, policy, critic, cfg)
+            loss, stats = backward(d, idx, policy, critic, cfg, objective)
             gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm if cfg.max_grad_norm > 0 else math.inf)
             if not torch.isfinite(gn): raise NonFiniteLoss(f"gradient norm is {gn.item()}")
             opt.step()
             losses.append(loss); grad_norms.append(gn.item())
             for k, v in stats.items(): sums[k] = sums.get(k, 0.0) + v
-    n_steps = float(d['mask'].sum()) * cfg.epochs
-    return {**{k: v / max(n_steps, 1) for k, v in sums.items()},
+    n_units = float(d['n_units'] if 'n_units' in d else d['mask'].sum()) * cfg.epochs   # steps; pairs for DPO
+    return {**{k: v / max(n_units, 1) for k, v in sums.items()},
             'loss': sum(losses) / len(losses), 'grad_norm': sum(grad_norms) / len(grad_norms)}
 
-# %% ../nbs/05_train.ipynb #a476ec24
+# %% ../nbs/05_train.ipynb #39987973
 def build(cfg: Config):
     "The task, policy, critic (or None), frozen reference (or None) and optimizer for `cfg`."
     torch.manual_seed(cfg.seed)
     task = TASKS[cfg.task]()
     policy, critic = task.setup(cfg)
-    ref = deepcopy(policy).requires_grad_(False) if cfg.kl_coef else None
+    ref = deepcopy(policy).requires_grad_(False) if cfg.kl_coef or objective_of(cfg).needs_ref else None
     groups = [{'params': [p for p in policy.parameters() if p.requires_grad], 'lr': cfg.lr}]
     if critic is not None: groups.append({'params': critic.parameters(), 'lr': cfg.critic_lr})
     return task, policy, critic, ref, torch.optim.Adam(groups)
 
-# %% ../nbs/05_train.ipynb #3bfc3f57
+# %% ../nbs/05_train.ipynb #83ea9d54
 CKPT = 'checkpoint.pt'
 
 def save_checkpoint(run_dir: Path, step: int, policy, critic, opt, generator, cfg: Config, **counters):
@@ -343,12 +372,13 @@ def check_resumable(saved: dict, cfg: Config):
             raise ConfigError(f"cannot resume with {k}={getattr(cfg, k)!r}: the checkpoint was trained with "
                               f"{k}={getattr(old, k)!r}; keep it, or start a new run without --resume")
 
-# %% ../nbs/05_train.ipynb #83ea9d54
+# %% ../nbs/05_train.ipynb #1d1e7e85
 # kl: mean k3 estimate of KL(old policy || current policy) when each minibatch's gradient was taken;
 # 0 with one epoch and one minibatch, it grows as PPO reuses a batch.
+# chosen_logp, rejected_logp, margin, pref_acc: DPO's and IPO's statistics per pair (chapter 09); empty for RL.
 LOG_COLUMNS = ['step', 'wall_time', 'env_steps', 'reward', 'ep_len', 'eval_return', 'loss', 'entropy', 'kl',
-               'clip_frac', 'grad_norm', 'value_loss', 'logp_gap', 't_rollout', 't_score', 't_update', 't_other',
-               'steps_per_s']
+               'clip_frac', 'grad_norm', 'value_loss', 'logp_gap', 'chosen_logp', 'rejected_logp', 'margin', 'pref_acc',
+               't_rollout', 't_score', 't_update', 't_other', 'steps_per_s']
 
 class CSVLog:
     "Write rows of metrics to `path`; when resuming, keep the rows up to step `keep_until` and continue after them."
@@ -380,11 +410,12 @@ def plot_runs(run_dirs: list, y: str = 'eval_return', x: str = 'step', ax=None, 
     ax.set_xlabel(x); ax.set_ylabel(y); ax.legend(fontsize=8)
     return ax
 
-# %% ../nbs/05_train.ipynb #71083aa5
+# %% ../nbs/05_train.ipynb #8b74816e
 def train(cfg: Config, resume: str | None = None) -> dict:
     "Train with `cfg` (continuing from the run directory `resume` if given); returns the last row of the log."
     torch.set_num_threads(cfg.threads)
     task, policy, critic, ref, opt = build(cfg)
+    objective = objective_of(cfg)
     generator, start, env_steps, wall0 = torch.Generator().manual_seed(cfg.seed), 0, 0, 0.0
     if resume:
         ck = load_checkpoint(resume)
@@ -408,11 +439,11 @@ def train(cfg: Config, resume: str | None = None) -> dict:
         for step in bar:
             t0 = time.perf_counter()
             seed = int(torch.randint(2 ** 31 - 1, (1,), generator=generator))
-            batch = task.rollout(policy, cfg, seed, generator)
+            batch = objective.sample(task, policy, cfg, seed, generator)
             t1 = time.perf_counter()
-            d = prepare(batch, policy, critic, ref, cfg)
+            d = objective.prepare(batch, policy, critic, ref, cfg)
             t_score = time.perf_counter() - t1
-            try: stats = update(d, policy, critic, opt, cfg, generator)
+            try: stats = update(d, policy, critic, opt, cfg, generator, objective)
             except NonFiniteLoss as e:
                 kept = f"the last good checkpoint is {cfg.run_dir / CKPT} (step {saved})" if saved else "no checkpoint was saved yet"
                 raise NonFiniteLoss(f"{e} at step {step + 1}; the run stopped without saving that step, and {kept}. "
@@ -420,7 +451,7 @@ def train(cfg: Config, resume: str | None = None) -> dict:
             t2 = time.perf_counter()
             env_steps += batch.n_steps
             row = {'step': step + 1, 'env_steps': env_steps, 'reward': float(batch.reward.sum() / batch.n_seqs),
-                   'ep_len': batch.n_steps / batch.n_seqs, 'logp_gap': float(d['logp_gap']), **stats,
+                   'ep_len': batch.n_steps / batch.n_seqs, 'logp_gap': float(d.get('logp_gap', math.nan)), **stats,
                    't_rollout': t1 - t0, 't_score': t_score, 't_update': t2 - t1 - t_score, 'steps_per_s': batch.n_steps / (t1 - t0)}
             solved = False
             if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
@@ -440,7 +471,7 @@ def train(cfg: Config, resume: str | None = None) -> dict:
     if hasattr(task, 'summary'): print(task.summary(read_log(cfg.run_dir), cfg))
     return row
 
-# %% ../nbs/05_train.ipynb #3b33f03f
+# %% ../nbs/05_train.ipynb #b35300da
 def usage() -> str:
     lines = ["usage: python -m nanorl.train [--config FILE.yaml] [--resume RUN_DIR] [--KEY VALUE ...]", "",
              "Train a policy; every KEY below can come from the YAML file or the command line.", ""]
@@ -475,13 +506,13 @@ def time_breakdown(log: dict) -> str:
     total = sum(parts.values()) or 1.0
     return "time per part: " + ", ".join(f"{k} {v:.1f}s ({v / total:.0%})" for k, v in parts.items())
 
-# %% ../nbs/05_train.ipynb #e70e63f3
+# %% ../nbs/05_train.ipynb #3655c380
 #| eval: false
 if __name__ == '__main__' and 'ipykernel' not in sys.modules:
     from nanorl.train import main as _main   # run the importable module, whose TASKS the language tasks register into
     _main()
 
-# %% ../nbs/05_train.ipynb #f25cba47
+# %% ../nbs/05_train.ipynb #6fc3a95e
 PRESETS = {
     'reinforce': {},
     'reinforce_baseline': dict(algo='reinforce_baseline'),

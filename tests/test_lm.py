@@ -1,33 +1,25 @@
 "Language tasks through the real command line: a tiny model built offline, real processes, real files."
-import math, subprocess, sys
+import math
 from pathlib import Path
 import pytest
 from nanorl.train import read_log
 
-ROOT = Path(__file__).resolve().parent.parent
-
-def run(*args):
-    return subprocess.run([sys.executable, '-m', 'nanorl.train', *args], capture_output=True, text=True, cwd=ROOT, timeout=900)
-
-@pytest.fixture(scope='module')
-def quick_model():
-    from nanorl.tiny import tiny_model
-    return str(tiny_model('countdown', seed=0, sft_steps=100, progress=False))
 
 @pytest.mark.parametrize('args, message', [
     (['--task', 'countdown', '--algo', 'grpo', '--group_size', '4', '--model', 'no/such-model-here'], "cannot load model 'no/such-model-here'"),
-    (['--task', 'countdown', '--algo', 'ppo'], "ppo needs a critic, which language tasks do not have yet"),
+    (['--task', 'countdown', '--algo', 'sft', '--data', 'no/such.jsonl'], "data file 'no/such.jsonl' does not exist"),
+    (['--task', 'countdown', '--algo', 'dpo', '--beta', '0'], "beta must be positive"),
     (['--task', 'countdown', '--algo', 'grpo', '--group_size', '4', '--n_eval', '100000'], "n_eval is 100000 but countdown holds out"),
     (['--task', 'countdown', '--dtype', 'float16'], "unknown dtype 'float16'"),
     (['--task', 'countdown', '--temperature', '0'], "temperature must be positive"),
 ])
-def test_bad_language_input_is_one_line_and_exit_2(args, message):
-    p = run(*args)
+def test_bad_language_input_is_one_line_and_exit_2(nanorl_cli, args, message):
+    p = nanorl_cli(*args)
     err = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ''
     assert p.returncode == 2 and message in err and 'Traceback' not in p.stderr, p.stderr[-2000:]
 
-def test_grpo_on_countdown_runs_end_to_end(quick_model, tmp_path):
-    p = run('--task', 'countdown', '--algo', 'grpo', '--group_size', '4', '--n_prompts', '4', '--max_len', '16',
+def test_grpo_on_countdown_runs_end_to_end(nanorl_cli, quick_model, tmp_path):
+    p = nanorl_cli('--task', 'countdown', '--algo', 'grpo', '--group_size', '4', '--n_prompts', '4', '--max_len', '16',
             '--model', quick_model, '--steps', '3', '--eval_every', '3', '--n_eval', '16', '--progress', 'false',
             '--out_dir', str(tmp_path), '--name', 'lm')
     assert p.returncode == 0, p.stderr[-3000:]
