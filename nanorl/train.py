@@ -68,7 +68,7 @@ class Config:
     seed: int = knob(0, "seed for weights, environments and sampling")
     steps: int = knob(300, "training steps (one rollout and one update each)")
     n_prompts: int = knob(32, "start states per step (prompts, for language models)")
-    group_size: int = knob(1, "samples per start state; group estimators need 2 or more")
+    group_size: int = knob(1, "samples per start state; group estimators need 2 or more (dpo/ipo: samples per prompt when building pairs)")
     max_len: int = knob(500, "step budget per episode (new tokens per completion for language); the `constant` normaliser")
     hidden: int = knob(64, "hidden width of the policy and critic MLPs")
     lr: float = knob(0.01, "policy learning rate (Adam)")
@@ -292,11 +292,12 @@ RL = Objective(sample=lambda task, policy, cfg, seed, generator: task.rollout(po
 OBJECTIVES = {}   # algo -> Objective, for the algos in SUPERVISED (chapter 09 registers them)
 
 def objective_of(cfg: Config) -> Objective:
+    "RL for the advantage estimators; chapter 09's objective for sft, dpo and ipo."
     if cfg.algo not in SUPERVISED: return RL
     _load_language_tasks()
     return OBJECTIVES[cfg.algo]
 
-# %% ../nbs/05_train.ipynb #a476ec24
+# %% ../nbs/05_train.ipynb #39987973
 class NonFiniteLoss(FloatingPointError):
     "The loss or gradient became NaN or inf; the optimizer step it belonged to was not taken."
 
@@ -330,7 +331,7 @@ def update(d: dict, policy, critic, opt, cfg: Config, generator: torch.Generator
     return {**{k: v / max(n_units, 1) for k, v in sums.items()},
             'loss': sum(losses) / len(losses), 'grad_norm': sum(grad_norms) / len(grad_norms)}
 
-# %% ../nbs/05_train.ipynb #39987973
+# %% ../nbs/05_train.ipynb #671340ca
 def build(cfg: Config):
     "The task, policy, critic (or None), frozen reference (or None) and optimizer for `cfg`."
     torch.manual_seed(cfg.seed)
@@ -341,7 +342,7 @@ def build(cfg: Config):
     if critic is not None: groups.append({'params': critic.parameters(), 'lr': cfg.critic_lr})
     return task, policy, critic, ref, torch.optim.Adam(groups)
 
-# %% ../nbs/05_train.ipynb #83ea9d54
+# %% ../nbs/05_train.ipynb #1d1e7e85
 CKPT = 'checkpoint.pt'
 
 def save_checkpoint(run_dir: Path, step: int, policy, critic, opt, generator, cfg: Config, **counters):
@@ -372,7 +373,7 @@ def check_resumable(saved: dict, cfg: Config):
             raise ConfigError(f"cannot resume with {k}={getattr(cfg, k)!r}: the checkpoint was trained with "
                               f"{k}={getattr(old, k)!r}; keep it, or start a new run without --resume")
 
-# %% ../nbs/05_train.ipynb #1d1e7e85
+# %% ../nbs/05_train.ipynb #71083aa5
 # kl: mean k3 estimate of KL(old policy || current policy) when each minibatch's gradient was taken;
 # 0 with one epoch and one minibatch, it grows as PPO reuses a batch.
 # chosen_logp, rejected_logp, margin, pref_acc: DPO's and IPO's statistics per pair (chapter 09); empty for RL.
@@ -410,7 +411,7 @@ def plot_runs(run_dirs: list, y: str = 'eval_return', x: str = 'step', ax=None, 
     ax.set_xlabel(x); ax.set_ylabel(y); ax.legend(fontsize=8)
     return ax
 
-# %% ../nbs/05_train.ipynb #8b74816e
+# %% ../nbs/05_train.ipynb #052d3123
 def train(cfg: Config, resume: str | None = None) -> dict:
     "Train with `cfg` (continuing from the run directory `resume` if given); returns the last row of the log."
     torch.set_num_threads(cfg.threads)
@@ -471,7 +472,7 @@ def train(cfg: Config, resume: str | None = None) -> dict:
     if hasattr(task, 'summary'): print(task.summary(read_log(cfg.run_dir), cfg))
     return row
 
-# %% ../nbs/05_train.ipynb #b35300da
+# %% ../nbs/05_train.ipynb #c6ef21c5
 def usage() -> str:
     lines = ["usage: python -m nanorl.train [--config FILE.yaml] [--resume RUN_DIR] [--KEY VALUE ...]", "",
              "Train a policy; every KEY below can come from the YAML file or the command line.", ""]
@@ -506,13 +507,13 @@ def time_breakdown(log: dict) -> str:
     total = sum(parts.values()) or 1.0
     return "time per part: " + ", ".join(f"{k} {v:.1f}s ({v / total:.0%})" for k, v in parts.items())
 
-# %% ../nbs/05_train.ipynb #3655c380
+# %% ../nbs/05_train.ipynb #f069803c
 #| eval: false
 if __name__ == '__main__' and 'ipykernel' not in sys.modules:
     from nanorl.train import main as _main   # run the importable module, whose TASKS the language tasks register into
     _main()
 
-# %% ../nbs/05_train.ipynb #6fc3a95e
+# %% ../nbs/05_train.ipynb #c2310712
 PRESETS = {
     'reinforce': {},
     'reinforce_baseline': dict(algo='reinforce_baseline'),
