@@ -20,8 +20,9 @@ from nanorl.lm import rung_report
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--config', default='configs/countdown_tiny_cpu.yaml')
+    ap.add_argument('--label', default=None, help='name of the results files (default: the config file name)')
     args, extra = ap.parse_known_args()      # anything else goes to nanorl.train, e.g. --threads 1
-    name = Path(args.config).stem
+    name = args.label or Path(args.config).stem
     cfg = from_dict(load_yaml(ROOT / args.config))
     t0 = time.perf_counter()
     subprocess.run([sys.executable, '-c', f"from nanorl.tiny import tiny_model; print(tiny_model({cfg.task!r}, {cfg.seed}))"],
@@ -30,7 +31,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, '-m', 'nanorl.train', '--config', args.config, *extra, '--out_dir', tmp, '--name', name]
         t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, cwd=ROOT)
+        out = subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.PIPE, text=True).stdout   # progress stays on stderr
+        print(out)
+        notes = [l[len('nanorl: '):] for l in out.splitlines() if l.startswith('nanorl: ')]
         wall = time.perf_counter() - t0
         log = read_log(Path(tmp) / name)
         shutil.copy(Path(tmp) / name / 'log.csv', ROOT / f'bench/results/{name}_log.csv')
@@ -44,14 +47,17 @@ def main():
             f"| Fisher one-sided p, final > start | {r['p_final']:.2g} |\n| Fisher one-sided p, peak > start | {r['p_peak']:.2g} |\n\n"
             f"Training took {wall / 60:.1f} min of wall time (process start included) on {cores}; "
             f"{built}. {time_breakdown(log)}. "
-            f"Produced by `{' '.join(['python bench/lm_rung.py --config', args.config, *extra])}`, which runs "
+            f"Produced by `{' '.join(['python bench/lm_rung.py --config', args.config, *(['--label', args.label] if args.label else []), *extra])}`, which runs "
             f"`{' '.join(['python -m nanorl.train --config', args.config, *extra])}`.\n")
+    if notes: text += "\nThe run reported: " + "; ".join(notes) + ".\n"
     prefs = [(s, c, rj, a) for s, c, rj, a in zip(log['step'], log.get('chosen_logp', []), log.get('rejected_logp', []),
                                                     log.get('pref_acc', [])) if not math.isnan(c)]
-    if prefs:   # DPO / IPO: the training pairs' statistics at the first and the last step
-        (s0, c0, r0, a0), (s1, c1, r1, a1) = prefs[0], prefs[-1]
-        text += (f"\nOn the training pairs, step {int(s0)} -> step {int(s1)}: preference accuracy {a0:.2f} -> {a1:.2f}, "
-                 f"chosen logprob {c0:.1f} -> {c1:.1f} nats, rejected logprob {r0:.1f} -> {r1:.1f} nats.\n")
+    if prefs:   # DPO / IPO: the training pairs' statistics, as means over windows of 50 steps (each step is 32 random pairs)
+        win = lambda i: [sum(p[i] for p in prefs[j:j + 50]) / len(prefs[j:j + 50]) for j in range(0, len(prefs), 50)]
+        fmt = lambda xs: ", ".join(f"{x:.2f}" if abs(x) < 1.5 else f"{x:.1f}" for x in xs)
+        text += (f"\nOn the training pairs, means over successive windows of 50 steps:\n\n"
+                 f"- preference accuracy: {fmt(win(3))}\n- chosen logprob (nats): {fmt(win(1))}\n"
+                 f"- rejected logprob (nats): {fmt(win(2))}\n")
     (ROOT / f'bench/results/{name}.md').write_text(text)
     print(text)
 

@@ -49,9 +49,11 @@ class LanguageTask:
         except (ValueError, ImportError) as e:     # peft: LoRA targets the model does not have, or peft missing
             raise ConfigError(f"cannot set up LoRA (lora_rank={cfg.lora_rank}) on {path!r}: {str(e).splitlines()[0][:200]}; "
                               f"set lora_rank 0 for full fine-tuning, or install peft") from None
+        self.model_path = path
         if cfg.algo in SUPERVISED:              # chapter 09: the run learns from a file, read (or built) before training starts
             from nanorl.prefs import load_data
             self.data_rows = load_data(self, policy, cfg)
+            policy.temperature = 1.0            # the losses fit the model itself; temperature only shaped the sampled pairs
         return policy, (LMCritic(path) if cfg.use_critic else None)
 
     def rollout(self, policy: HFPolicy, cfg, seed: int, generator) -> Batch:

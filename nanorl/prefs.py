@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_prefs.ipynb #ff19ceaa
 from __future__ import annotations
-import json, math, re, sys
+import codecs, hashlib, json, math, os, sys, time
 from pathlib import Path
 import torch
 import torch.nn.functional as F
@@ -34,8 +34,11 @@ def check_row(line: str, fields: tuple) -> tuple[dict | None, str]:
 def read_jsonl(path: str | Path, fields: tuple) -> list[dict]:
     "The valid rows of a JSONL file; bad rows are reported by line number on stderr, and no valid row is an error."
     p, rows, bad = Path(path), [], []
-    with open(p, encoding='utf-8', errors='replace') as f:
-        for i, line in enumerate(f, 1):
+    with open(p, 'rb') as f:
+        for i, raw in enumerate(f, 1):
+            if i == 1 and raw.startswith(codecs.BOM_UTF8): raw = raw[len(codecs.BOM_UTF8):]
+            try: line = raw.decode('utf-8')
+            except UnicodeDecodeError: bad.append(f"line {i}: not UTF-8"); continue
             if not line.strip(): continue
             row, why = check_row(line, fields)
             if row is None: bad.append(f"line {i}: {why}")
@@ -48,11 +51,11 @@ def read_jsonl(path: str | Path, fields: tuple) -> list[dict]:
 
 def write_jsonl(rows: list[dict], path: str | Path) -> Path:
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + '.tmp')
+    tmp = path.with_name(f'{path.name}.tmp{os.getpid()}')   # concurrent writers never share a half-written file
     tmp.write_text(''.join(json.dumps(r) + '\n' for r in rows)); tmp.replace(path)
     return path
 
-# %% ../nbs/09_prefs.ipynb #f93cc0c0
+# %% ../nbs/09_prefs.ipynb #7d7cce45
 def text_batch(policy, prompts: list[str], completions: list[str], group_size: int) -> Batch:
     "A `Batch` `[len(completions) // group_size, group_size, T]` of prompt/completion texts (EOS appended)."
     enc = encode_pairs(policy, prompts, completions)
@@ -63,7 +66,7 @@ def text_batch(policy, prompts: list[str], completions: list[str], group_size: i
                  terminated=torch.ones(P, group_size, dtype=torch.bool), last_obs=torch.zeros(P, group_size, 1),
                  obs_mask=g(enc['obs_mask']))
 
-# %% ../nbs/09_prefs.ipynb #fd3c013f
+# %% ../nbs/09_prefs.ipynb #1dc91830
 def sample_rows(task, cfg, generator) -> list[dict]:
     "`n_prompts` rows of the run's data, drawn with replacement."
     return [task.data_rows[i] for i in torch.randint(len(task.data_rows), (cfg.n_prompts,), generator=generator).tolist()]
@@ -76,9 +79,10 @@ SFT = Objective(sample=sft_sample, prepare=lambda batch, policy, critic, ref, cf
                 loss=lambda policy, critic, mb, norm, cfg: (sft_loss(policy, mb, cfg.loss_agg, norm), {}))
 OBJECTIVES['sft'] = SFT
 
-# %% ../nbs/09_prefs.ipynb #7be4dc19
+# %% ../nbs/09_prefs.ipynb #bb446d18
 def preference_loss(logp_c, logp_r, ref_c, ref_r, beta: float, kind: str = 'dpo') -> tuple[torch.Tensor, torch.Tensor]:
     "Per-pair loss and reward margin `beta * h` from sequence logprobs of chosen and rejected under policy and reference."
+    if kind not in ('dpo', 'ipo'): raise ValueError(f"unknown preference loss {kind!r}; use 'dpo' or 'ipo'")
     h = (logp_c - ref_c) - (logp_r - ref_r)
     loss = -F.logsigmoid(beta * h) if kind == 'dpo' else (h - 1 / (2 * beta)) ** 2
     return loss, beta * h
@@ -87,7 +91,7 @@ def pref_accuracy(margin: torch.Tensor) -> torch.Tensor:
     "1 where the margin is positive, 0.5 where it is exactly 0, 0 where negative."
     return (margin > 0).float() + 0.5 * (margin == 0).float()
 
-# %% ../nbs/09_prefs.ipynb #1aaaf3ed
+# %% ../nbs/09_prefs.ipynb #ae0b8138
 def seq_logp(logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     "Sequence logprobs `[pairs, 2]` from token logprobs and mask `[pairs * 2, T]`."
     return masked_sum(logp, mask, dim=-1).view(-1, 2)
@@ -121,7 +125,7 @@ def pair_loss(policy, critic, mb: dict, norm: float, cfg) -> tuple[torch.Tensor,
 OBJECTIVES['dpo'] = OBJECTIVES['ipo'] = Objective(sample=pair_sample, prepare=pair_prepare, loss=pair_loss, needs_ref=True,
                                                    norm=lambda mask, cfg: float(mask.shape[0]))
 
-# %% ../nbs/09_prefs.ipynb #695d8945
+# %% ../nbs/09_prefs.ipynb #1f4f2467
 @torch.no_grad()
 def preference_pairs(policy, llm_task, rows: list[dict], group_size: int, max_len: int, generator: torch.Generator,
                      batch_size: int = 256, progress: bool = False) -> list[dict]:
@@ -135,40 +139,47 @@ def preference_pairs(policy, llm_task, rows: list[dict], group_size: int, max_le
         out = policy.generate([ids for ids in policy.encode(prompts) for _ in range(group_size)], max_len, generator=generator)
         texts = decode(policy, out)
         for i, (row, prompt) in enumerate(zip(chunk, prompts)):
-            group = texts[i * group_size:(i + 1) * group_size]
-            rewards = [llm_task.reward(prompt, t, llm_task.answer(row)) for t in group]
-            hi, lo = max(range(group_size), key=rewards.__getitem__), min(range(group_size), key=rewards.__getitem__)
-            if rewards[hi] > rewards[lo] and group[lo].strip():
-                pairs.append({'prompt': prompt, 'chosen': group[hi], 'rejected': group[lo],
+            done = [j for j in range(i * group_size, (i + 1) * group_size) if not out['truncated'][j]]   # cut samples never ended
+            if len(done) < 2: continue
+            rewards = {j: llm_task.reward(prompt, texts[j], llm_task.answer(row)) for j in done}
+            hi, lo = max(done, key=rewards.__getitem__), min(done, key=rewards.__getitem__)
+            if rewards[hi] > rewards[lo] and texts[lo].strip():
+                pairs.append({'prompt': prompt, 'chosen': texts[hi], 'rejected': texts[lo],
                               'chosen_reward': rewards[hi], 'rejected_reward': rewards[lo]})
     return pairs
 
-# %% ../nbs/09_prefs.ipynb #3df99612
+# %% ../nbs/09_prefs.ipynb #78796a37
 def build_data(task, policy, cfg) -> Path:
     "A JSONL built from the task for `cfg.algo`: demonstrations for sft, the policy's own ranked samples for dpo/ipo."
     rows, llm = task.task.train_rows, task.task
     if cfg.algo == 'sft':
         return write_jsonl([{'prompt': llm.build_prompt(r), 'completion': gold_completion(llm, r)} for r in rows],
                            cfg.run_dir / 'sft_data.jsonl')
-    model = re.sub(r'[^A-Za-z0-9_.-]+', '_', Path(cfg.model).name if cfg.model != 'tiny' else 'tiny')
-    path = cache_dir() / f"pairs-{task.name}-{model}-s{cfg.seed}-g{cfg.group_size}-len{cfg.max_len}-temp{cfg.temperature:g}-n{len(rows)}.jsonl"
+    model = Path(task.model_path).resolve()       # the tiny model's folder name carries its recipe and version
+    key = f"{model.name}-{hashlib.sha1(str(model).encode()).hexdigest()[:8]}"
+    path = cache_dir() / f"pairs-{task.name}-{key}-s{cfg.seed}-g{cfg.group_size}-len{cfg.max_len}-temp{cfg.temperature:g}-n{len(rows)}.jsonl"
     if not path.is_file():
+        t0 = time.perf_counter()
         pairs = preference_pairs(policy, llm, rows, cfg.group_size, cfg.max_len, torch.Generator().manual_seed(cfg.seed),
                                  progress=cfg.progress)
         if not pairs: raise ConfigError(f"no preference pairs: every group of {cfg.group_size} samples scored alike; raise group_size or temperature, or pass --data")
         write_jsonl(pairs, path)
+        print(f"nanorl: built {len(pairs)} preference pairs from {len(rows)} prompts in {time.perf_counter() - t0:.0f} s -> {path}")
     return path
 
 def load_data(task, policy, cfg) -> list[dict]:
     "The valid rows the run trains on: `cfg.data`, or a file built from the task."
-    return read_jsonl(cfg.data or build_data(task, policy, cfg), FIELDS[cfg.algo])
+    path = cfg.data or build_data(task, policy, cfg)
+    rows = read_jsonl(path, FIELDS[cfg.algo])
+    print(f"nanorl: {cfg.algo} trains on {len(rows)} rows of {path}")
+    return rows
 
-# %% ../nbs/09_prefs.ipynb #d0dcf564
+# %% ../nbs/09_prefs.ipynb #89097ab0
 PREF_PRESETS = {
     'countdown_sft_tiny_cpu': dict(task='countdown', algo='sft', model='tiny', n_prompts=64, max_len=24, lr=1e-4,
                                    steps=300, eval_every=50, n_eval=256, threads=2),
     'countdown_dpo_tiny_cpu': dict(task='countdown', algo='dpo', model='tiny', n_prompts=32, group_size=8, max_len=24,
-                                   lr=1e-4, beta=0.1, steps=600, eval_every=50, n_eval=256, threads=2),
+                                   lr=1e-4, beta=0.1, steps=1200, eval_every=100, n_eval=256, threads=2),
     'countdown_ipo_tiny_cpu': dict(task='countdown', algo='ipo', model='tiny', n_prompts=32, group_size=8, max_len=24,
-                                   lr=1e-4, beta=0.1, steps=600, eval_every=50, n_eval=256, threads=2),
+                                   lr=1e-4, beta=0.1, steps=1200, eval_every=100, n_eval=256, threads=2),
 }

@@ -79,7 +79,7 @@ class Config:
     normalize_adv: bool = knob(False, "whiten advantages over the batch")
     epochs: int = knob(1, "passes over each batch (PPO reuses a batch several times)")
     minibatches: int = knob(1, "optimizer steps per epoch; the batch is split into this many minibatches")
-    micro_batch: int = knob(0, "sequences per backward pass inside a minibatch; 0 = the whole minibatch")
+    micro_batch: int = knob(0, "sequences per backward pass inside a minibatch (pairs for dpo/ipo); 0 = the whole minibatch")
     loss_agg: str = knob('token-mean', f"loss aggregation, one of {AGG_MODES}")
     clip_eps: float = knob(0.2, "PPO clip range (lower, and upper unless clip_eps_high is set)")
     clip_eps_high: typing.Optional[float] = knob(None, "upper clip range (clip-higher); None = clip_eps")
@@ -136,9 +136,16 @@ class Config:
         if self.algo not in NEEDS_CRITIC and self.critic:
             raise ConfigError(f"{self.algo} does not use a critic (only {sorted(NEEDS_CRITIC)} do); "
                               f"leave critic unset, or choose algo ppo")
-        if self.minibatches > self.n_prompts * self.group_size:
-            raise ConfigError(f"minibatches ({self.minibatches}) exceeds the sequences per step "
-                              f"({self.n_prompts * self.group_size}); lower minibatches or raise n_prompts")
+        units = self.n_prompts if self.algo in SUPERVISED else self.n_prompts * self.group_size   # rows, pairs or sequences
+        if self.minibatches > units:
+            raise ConfigError(f"minibatches ({self.minibatches}) exceeds the {units} rows a step trains on; "
+                              f"lower minibatches or raise n_prompts")
+        if self.data and self.algo not in SUPERVISED:
+            raise ConfigError(f"data is read by sft, dpo and ipo, not by {self.algo}, which samples its own batches; "
+                              f"drop --data, or choose one of {list(SUPERVISED)}")
+        if self.kl_coef and self.algo in SUPERVISED:
+            raise ConfigError(f"kl_coef is an RL penalty; {self.algo} does not use it"
+                              f"{' (beta sets its pull toward the reference)' if self.algo != 'sft' else ''}; set kl_coef to 0")
 
     @property
     def run_dir(self) -> Path: return Path(self.out_dir) / self.name
@@ -186,7 +193,7 @@ def _check_choice(name, value, choices):
 
 # %% ../nbs/05_train.ipynb #e07fff20
 KEY_ALIASES = {'learning_rate': 'lr', 'num_generations': 'group_size', 'ppo_epochs': 'epochs', 'gae_lambda': 'lam',
-               'entropy_coef': 'ent_coef', 'beta': 'kl_coef', 'num_steps': 'steps', 'batch_size': 'n_prompts',
+               'entropy_coef': 'ent_coef', 'kl_beta': 'kl_coef', 'num_steps': 'steps', 'batch_size': 'n_prompts',
                'env': 'task', 'env_id': 'task', 'algorithm': 'algo'}
 
 def from_dict(d: dict, base: dict | None = None) -> Config:
@@ -252,11 +259,13 @@ def compute_loss(policy, critic, mb: dict, norm: float, cfg: Config) -> tuple[to
     return loss, {k: float(masked_sum(v.detach(), mask)) for k, v in stats.items()}
 
 # %% ../nbs/05_train.ipynb #a708a70c
+def _inputs(d: dict, s: slice) -> tuple:
+    return d['obs'][s], d['act'][s], d['obs_mask'][s] if 'obs_mask' in d else None
+
 @torch.no_grad()
 def score_all(policy, d: dict, size: int = 0) -> torch.Tensor:
     "Logprobs of every action in `d` under `policy`, `size` sequences per forward (0: all at once)."
-    return torch.cat([policy.score(d['obs'][s], d['act'][s], d['obs_mask'][s] if 'obs_mask' in d else None)[0]
-                      for s in micro_batches(len(d['act']), size)])
+    return torch.cat([policy.score(*_inputs(d, s))[0] for s in micro_batches(len(d['act']), size)])
 
 @torch.no_grad()
 def prepare(batch, policy, critic, ref, cfg: Config) -> dict:
@@ -268,7 +277,7 @@ def prepare(batch, policy, critic, ref, cfg: Config) -> dict:
     shape = batch.act.shape
     value = last_value = None
     if critic is not None:   # values under the critic that saw the batch: the targets stay fixed through the update
-        d['old_value'] = critic(d['obs'], d['act'], d.get('obs_mask')) * d['mask']
+        d['old_value'] = torch.cat([critic(*_inputs(d, s)) for s in micro_batches(len(d['act']), cfg.micro_batch)]) * d['mask']
         value = d['old_value'].view(shape)
         last_value = torch.zeros(shape[:2]) if batch.terminated.all() else critic(d['last_obs']).view(shape[:2])
     adv, returns = estimate_advantage(cfg.algo, batch, value=value, last_value=last_value, gamma=cfg.gamma, lam=cfg.lam)
@@ -395,19 +404,21 @@ class CSVLog:
         self.w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()}); self.f.flush()
     def close(self): self.f.close()
 
-def read_log(run_dir: str | os.PathLike) -> dict[str, list[float]]:
-    "A run's log as columns of floats (empty cells become NaN)."
-    with open(Path(run_dir) / 'log.csv') as f: rows = list(csv.DictReader(f))
+def read_log(run: str | os.PathLike) -> dict[str, list[float]]:
+    "A run's log (its run directory, or the CSV file itself) as columns of floats (empty cells become NaN)."
+    p = Path(run)
+    with open(p if p.suffix == '.csv' else p / 'log.csv') as f: rows = list(csv.DictReader(f))
     return {k: [float(r[k]) if r[k] not in ('', None) else math.nan for r in rows] for k in (rows[0] if rows else LOG_COLUMNS)}
 
-def plot_runs(run_dirs: list, y: str = 'eval_return', x: str = 'step', ax=None, labels: list | None = None):
-    "Plot column `y` against `x` for each run directory (NaN rows skipped)."
+def plot_runs(runs: list, y: str = 'eval_return', x: str = 'step', ax=None, labels: list | None = None, smooth: int = 1, **kw):
+    "Plot column `y` against `x` for each run (directory or CSV), NaN rows skipped; `smooth` > 1: trailing mean over that many rows."
     import matplotlib.pyplot as plt
     ax = ax or plt.subplots(figsize=(6, 3.5))[1]
-    for i, rd in enumerate(run_dirs):
-        log = read_log(rd)
-        pts = [(a, b) for a, b in zip(log[x], log[y]) if not (math.isnan(a) or math.isnan(b))]
-        ax.plot(*zip(*pts), marker='.', label=labels[i] if labels else Path(rd).name)
+    for i, run in enumerate(runs):
+        log = read_log(run)
+        xs, ys = zip(*[(a, b) for a, b in zip(log[x], log[y]) if not (math.isnan(a) or math.isnan(b))])
+        ys = [sum(ys[max(0, j - smooth + 1):j + 1]) / len(ys[max(0, j - smooth + 1):j + 1]) for j in range(len(ys))]
+        ax.plot(xs, ys, **{'marker': '.', **kw}, label=labels[i] if labels else Path(run).name)
     ax.set_xlabel(x); ax.set_ylabel(y); ax.legend(fontsize=8)
     return ax
 

@@ -55,14 +55,24 @@ def test_dpo_and_ipo_start_at_the_reference_and_separate_the_pairs(nanorl_cli, q
         else: assert abs(log['loss'][1] - (1 / (2 * 0.1)) ** 2) < 1e-4
         assert log['margin'][-1] > 0 and log['pref_acc'][-1] > 0.5   # the same pairs, a few steps later, are told apart
         assert log['rejected_logp'][-1] < log['rejected_logp'][1]
+    swapped = write(tmp_path / 'swapped.jsonl', [{**p, 'chosen': p['rejected'], 'rejected': p['chosen']} for p in pairs])
+    p = nanorl_cli(*common(quick_model, tmp_path, 'swapped', '--algo', 'dpo', '--data', str(swapped), '--steps', '4', '--lr', '1e-3'))
+    assert p.returncode == 0, p.stderr[-3000:]
+    dpo, swap = read_log(tmp_path / 'dpo'), read_log(tmp_path / 'swapped')
+    for k, other in (('chosen_logp', 'rejected_logp'), ('rejected_logp', 'chosen_logp')):   # step 1: the same pairs, before any update
+        assert abs(dpo[k][1] - swap[other][1]) < 1e-5, (k, dpo[k][1], swap[other][1])
 
-def test_ppo_on_language_trains_a_critic_and_resumes(nanorl_cli, quick_model, tmp_path):
-    args = common(quick_model, tmp_path, 'ppo', '--algo', 'ppo', '--gamma', '1', '--lam', '1', '--minibatches', '2',
-                  '--n_prompts', '8', '--save_every', '2')
-    p = nanorl_cli(*args, '--steps', '2')
-    assert p.returncode == 0, p.stderr[-3000:]
-    p = nanorl_cli('--resume', str(tmp_path / 'ppo'), '--steps', '4')
-    assert p.returncode == 0, p.stderr[-3000:]
-    log = read_log(tmp_path / 'ppo')
-    assert log['step'] == [0, 1, 2, 3, 4]
-    assert all(math.isfinite(v) for v in log['value_loss'][1:]) and max(log['logp_gap'][1:]) < 1e-5
+def test_ppo_on_language_trains_a_critic_and_resumes_exactly(nanorl_cli, quick_model, tmp_path):
+    import torch
+    ppo = lambda name: common(quick_model, tmp_path, name, '--algo', 'ppo', '--gamma', '1', '--lam', '1', '--minibatches', '2',
+                              '--n_prompts', '8', '--save_every', '2')
+    for args in ([*ppo('split'), '--steps', '2'], ['--resume', str(tmp_path / 'split'), '--steps', '4'], [*ppo('straight'), '--steps', '4']):
+        p = nanorl_cli(*args)
+        assert p.returncode == 0, p.stderr[-3000:]
+    split, straight = read_log(tmp_path / 'split'), read_log(tmp_path / 'straight')
+    assert split['step'] == straight['step'] == [0, 1, 2, 3, 4]
+    assert all(math.isfinite(v) for v in split['value_loss'][1:]) and max(split['logp_gap'][1:]) < 1e-5
+    for k in ('loss', 'value_loss', 'reward'):      # a critic not restored on resume would change steps 3 and 4
+        assert split[k][3:] == straight[k][3:], (k, split[k], straight[k])
+    a, b = (torch.load(tmp_path / n / 'checkpoint.pt', weights_only=True)['critic'] for n in ('split', 'straight'))
+    assert all(torch.equal(a[k], b[k]) for k in b)
