@@ -1,28 +1,26 @@
 """The supervision axis on the tiny Countdown rung: one table from the logs that bench/lm_rung.py keeps.
 
-    python bench/lm_rung.py --config configs/countdown_sft_tiny_cpu.yaml     # and _dpo_, _ipo_, _ppo_, countdown_tiny_cpu
+    python bench/lm_rung.py --config configs/countdown_sft_tiny_cpu.yaml --threads 1    # and _dpo_, _ipo_, _ppo_
+    python bench/lm_rung.py --config configs/countdown_tiny_cpu.yaml --label countdown_tiny_cpu_1thread --threads 1
     python bench/axis.py                                                     # -> bench/results/axis.md
 
 Every row: held-out greedy accuracy on the same 256 problems at step 0 (the SFT warm-up alone, the same model for
-every row), at the end and at its peak, Fisher's one-sided p of end > start, and the run's training wall time.
+every row), at the end and at its peak, Fisher's one-sided p of end > start, and the training wall time in the log
+(from the loop's start; loading the model and building data are not in it).
 """
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-import csv, math
 from nanorl.lm import rung_report
-
-def load_log(path: Path) -> dict:
-    rows = list(csv.DictReader(open(path)))
-    return {k: [float(r[k]) if r[k] not in ('', None) else math.nan for r in rows] for k in rows[0]}
+from nanorl.train import read_log
 
 RUNS = [  # (algorithm, what it learns from, models in memory, the run's config and log name)
     ('SFT', 'demonstrations (gold answers) of the RL prompts', '1', 'countdown_sft_tiny_cpu'),
     ('DPO', "pairs of the model's own samples, ranked by the reward", '2 (policy, frozen reference)', 'countdown_dpo_tiny_cpu'),
     ('IPO', 'the same pairs', '2 (policy, frozen reference)', 'countdown_ipo_tiny_cpu'),
-    ('GRPO', 'the reward, 8 samples per prompt', '1', 'countdown_tiny_cpu'),
+    ('GRPO', 'the reward, 8 samples per prompt', '1', 'countdown_tiny_cpu_1thread'),
     ('PPO', 'the reward and a learned value, 1 sample per prompt', '2 (policy, critic)', 'countdown_ppo_tiny_cpu'),
 ]
 
@@ -32,7 +30,7 @@ def main():
     for algo, signal, models, name in RUNS:
         path = ROOT / 'bench/results' / f'{name}_log.csv'
         if not path.exists(): lines.append(f"| {algo} | {signal} | {models} | not run | | | | |"); continue
-        log = load_log(path)
+        log = read_log(path)
         r = rung_report(log, 256)
         lines.append(f"| {algo} | {signal} | {models} | {r['start']:.3f} | {r['final']:.3f} | {r['peak']:.3f} ({r['peak_step']}) | "
                      f"{r['p_final']:.2g} | {log['wall_time'][-1] / 60:.1f} min |")
