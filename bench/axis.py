@@ -35,8 +35,8 @@ def main():
         lines.append(f"| {algo} | {signal} | {models} | {r['start']:.3f} | {r['final']:.3f} | {r['peak']:.3f} ({r['peak_step']}) | "
                      f"{r['p_final']:.2g} | {log['wall_time'][-1] / 60:.1f} min |")
     text = "\n".join(lines) + ("\n\nFrom `python bench/axis.py`, which reads the logs that `python bench/lm_rung.py --config "
-                               "configs/<name>.yaml` keeps in bench/results/ (the commands and machine state of each run are "
-                               "in its own results file).\n")
+                               "configs/<name>.yaml --threads 1` keeps in bench/results/. Every row ran with 1 thread pinned "
+                               "to one core while other jobs used the second; each run's results file states its command.\n")
     (ROOT / 'bench/results/axis.md').write_text(text)
     print(text)
 
