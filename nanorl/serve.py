@@ -125,11 +125,12 @@ class TrainerSource(SnapshotSource):
             raise ConfigError(f"refusing to listen on {cfg.host} without a token: set NANORL_TOKEN (or --token), or use --host 127.0.0.1")
         self.cfg, self.bound = cfg, cfg.max_staleness + 1
         self.queue, self.cond = deque(), threading.Condition()
-        self.counts = dict(submitted=0, trained=0, rejected_stale=0, rejected_full=0, bad_requests=0, queue_max=0)
+        self.counts = dict(submitted=0, trained=0, rejected=0, bad_requests=0, queue_max=0)
         self.by_worker, self.latest, self.server, self.done, self.spec = {}, (None, b''), None, False, None
+        self.busy = 0                                   # 1 while the loop trains on a batch it took: the next version is not out yet
 
     def publish(self, policy, version: int):
-        super().publish(policy, version)
+        with self.cond: super().publish(policy, version); self.busy = 0
         body = pack(self.store.get(version), {'version': version})
         with self.cond: self.latest = (version, body)
         if self.server is None: self.start(policy)
@@ -140,8 +141,8 @@ class TrainerSource(SnapshotSource):
         except OSError as e:
             raise ConfigError(f"cannot listen on {self.cfg.host}:{self.cfg.port} ({e.strerror}); is another trainer running there? pass --port") from None
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        if threading.current_thread() is threading.main_thread():
-            for s in (signal.SIGINT, signal.SIGTERM): signal.signal(s, self.on_signal)
+        if threading.current_thread() is threading.main_thread():   # signal handlers can only be set there
+            self.old_handlers = {s: signal.signal(s, self.on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         print(f"trainer: serving version {self.version} on http://{self.cfg.host}:{self.server.server_address[1]} "
               f"(max_staleness {self.cfg.max_staleness}, token {'set' if self.token else 'off: loopback only'})", flush=True)
 
@@ -157,13 +158,12 @@ class TrainerSource(SnapshotSource):
             if self.done: raise BadRequest(410, f"training is over (step {self.version}); stop the worker")
             if v > self.version: raise BadRequest(400, f"version {v} is from the future: the trainer is at version {self.version}; fetch /weights/latest")
             self.counts['submitted'] += 1
-            if self.version - v > self.cfg.max_staleness:
-                self.counts['rejected_stale'] += 1
-                raise BadRequest(409, f"batch is {self.version - v} versions stale (sampled by version {v}, the trainer is at "
-                                      f"{self.version}, max_staleness is {self.cfg.max_staleness}); fetch /weights/latest and sample again")
-            if len(self.queue) >= self.bound:
-                self.counts['rejected_full'] += 1
-                raise BadRequest(429, f"queue is full ({len(self.queue)} of {self.bound} batches); retry shortly")
+            lag, q = self.version - v, len(self.queue) + self.busy
+            if lag + q > self.cfg.max_staleness:         # its lag when its turn comes, after the q batches ahead of it
+                self.counts['rejected'] += 1
+                ahead = f" with {q} batches ahead of it in the queue" if q else ""
+                raise BadRequest(409, f"batch would be {lag + q} versions stale when trained (sampled by version {v}, the trainer is at "
+                                      f"{self.version}{ahead}; max_staleness is {self.cfg.max_staleness}); sample again with newer weights")
             self.queue.append((batch, v, worker))
             self.counts['queue_max'] = max(self.counts['queue_max'], len(self.queue))
             self.cond.notify_all()
@@ -179,12 +179,12 @@ class TrainerSource(SnapshotSource):
                 if v in self.store: break
                 self.dropped += 1
             self.counts['trained'] += 1
+            self.busy = 1
             self.by_worker[worker] = self.by_worker.get(worker, 0) + 1
         return batch, v
 
     def stats(self, d: dict) -> dict:
-        c = self.counts
-        return {**super().stats(d), 'rejected': c['rejected_stale'] + c['rejected_full'], 'queue': len(self.queue)}
+        return {**super().stats(d), 'rejected': self.counts['rejected'], 'queue': len(self.queue)}
 
     def snapshot(self) -> dict:
         "Every counter, for /stats; submitted = trained + rejected + dropped + queue at any moment."
@@ -198,6 +198,7 @@ class TrainerSource(SnapshotSource):
             with self.cond: self.done = True
             time.sleep(linger)
         self.server.shutdown(); self.server.server_close()
+        for s, h in getattr(self, 'old_handlers', {}).items(): signal.signal(s, h)
         print(f"trainer: stopped at version {self.version}; {json.dumps(self.snapshot())}", flush=True)
 
 # %% ../nbs/12_serve.ipynb #7be4a82c
@@ -214,7 +215,6 @@ def make_handler(src: TrainerSource):
             data = json.dumps(body).encode() if isinstance(body, dict) else body
             self.send_response(status)
             self.send_header('Content-Type', kind); self.send_header('Content-Length', str(len(data)))
-            if status == 429: self.send_header('Retry-After', '1')
             self.end_headers(); self.wfile.write(data)
 
         def handle_one(self, method: str):
@@ -228,7 +228,7 @@ def make_handler(src: TrainerSource):
                 status, body, kind = route(self)
                 self.reply(status, body, kind)
             except BadRequest as e:
-                if e.status not in (409, 410, 429):
+                if e.status not in (409, 410):
                     with src.cond: src.counts['bad_requests'] += 1
                 self.close_connection = True
                 self.reply(e.status, {'error': str(e)})
@@ -332,23 +332,22 @@ def rollout_worker(cfg: Config, max_batches: int = 0) -> dict:
     task = TASKS[run.task]()
     policy, _ = task.setup(run)
     gen, name = torch.Generator().manual_seed(secrets.randbits(62)), f"{socket.gethostname()}-{os.getpid()}"
-    have, counts, backoff = None, {'accepted': 0, 'stale': 0, 'full': 0, 'refused': 0}, 0.1
+    have, too_old, counts, wait = None, None, {'accepted': 0, 'stale': 0, 'refused': 0}, 0.02
     try:
         while not max_batches or counts['accepted'] < max_batches:
             h = client.json('/health')
             if h['done']: break
+            if h['version'] == too_old:                 # a 409 came for these weights: wait for the next version
+                time.sleep(wait); wait = min(wait * 2, 1.0); continue
+            wait = 0.02
             if h['version'] != have:
                 tensors, meta = client.weights()
                 load_weights(policy, tensors); have = meta['version']
             with sampler_precision(policy, run):
                 batch = task.rollout(policy, run, int(torch.randint(2 ** 31 - 1, (1,), generator=gen)), gen)
-            while True:
-                status, out = client.submit(batch, have, name)
-                if status != 429: break
-                counts['full'] += 1; time.sleep(backoff * (0.5 + random.random())); backoff = min(backoff * 2, 2.0)
-            backoff = 0.1
+            status, out = client.submit(batch, have, name)
             if status == 202: counts['accepted'] += 1
-            elif status == 409: counts['stale'] += 1
+            elif status == 409: counts['stale'] += 1; too_old = have
             elif status == 410: break
             else:
                 counts['refused'] += 1
@@ -363,7 +362,7 @@ def rollout_worker(cfg: Config, max_batches: int = 0) -> dict:
 
 # %% ../nbs/12_serve.ipynb #2215bf8e
 ASYNC_PRESETS = {
-    'cartpole_async': dict(role='trainer', max_staleness=2, n_prompts=16, steps=300),
+    'cartpole_async': dict(role='trainer', max_staleness=1, n_prompts=16, lr=0.005, steps=300),
     'countdown_async': dict(role='trainer', max_staleness=2, task='countdown', algo='grpo', model='tiny', n_prompts=16,
                             group_size=8, max_len=24, lr=1e-4, steps=1500, eval_every=100, n_eval=256, threads=1),
 }

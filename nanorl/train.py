@@ -486,7 +486,7 @@ def train(cfg: Config, resume: str | None = None, source: LocalSource | None = N
     if hasattr(task, 'summary'): print(task.summary(read_log(cfg.run_dir), cfg))
     return row
 
-# %% ../nbs/05_train.ipynb #e70e63f3
+# %% ../nbs/05_train.ipynb #3655c380
 def usage() -> str:
     lines = ["usage: python -m nanorl.train [--config FILE.yaml] [--resume RUN_DIR] [--KEY VALUE ...]", "",
              "Train a policy; every KEY below can come from the YAML file or the command line.", ""]
@@ -523,13 +523,13 @@ def time_breakdown(log: dict) -> str:
     total = sum(parts.values()) or 1.0
     return "time per part: " + ", ".join(f"{k} {v:.1f}s ({v / total:.0%})" for k, v in parts.items())
 
-# %% ../nbs/05_train.ipynb #b35300da
+# %% ../nbs/05_train.ipynb #c6ef21c5
 #| eval: false
 if __name__ == '__main__' and 'ipykernel' not in sys.modules:
     from nanorl.train import main as _main   # run the importable module, whose TASKS the language tasks register into
     _main()
 
-# %% ../nbs/05_train.ipynb #02a8cb36
+# %% ../nbs/05_train.ipynb #37f1ac20
 PRESETS = {
     'reinforce': {},
     'reinforce_baseline': dict(algo='reinforce_baseline'),
