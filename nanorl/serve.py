@@ -342,7 +342,9 @@ def rollout_worker(cfg: Config, max_batches: int = 0) -> dict:
             wait = 0.02
             if h['version'] != have:
                 tensors, meta = client.weights()
-                load_weights(policy, tensors); have = meta['version']
+                try: load_weights(policy, tensors)
+                except WeightsMismatch as e: raise ConfigError(f"the trainer's weights do not fit this worker's model: {e}") from None
+                have = meta['version']
             with sampler_precision(policy, run):
                 batch = task.rollout(policy, run, int(torch.randint(2 ** 31 - 1, (1,), generator=gen)), gen)
             status, out = client.submit(batch, have, name)
