@@ -20,8 +20,8 @@ from .control import Critic, MLPPolicy, evaluate, make_envs, rollout
 __all__ = ['TASKS', 'SUPERVISED', 'KEY_ALIASES', 'RL', 'OBJECTIVES', 'CKPT', 'LOG_COLUMNS', 'PRESETS', 'knob', 'ControlTask',
            'ConfigError', 'Config', 'from_dict', 'load_yaml', 'to_yaml', 'parse_cli', 'compute_loss', 'score_all',
            'prepare', 'Objective', 'objective_of', 'NonFiniteLoss', 'backward', 'update', 'build', 'save_checkpoint',
-           'load_checkpoint', 'check_resumable', 'CSVLog', 'read_log', 'plot_runs', 'train', 'usage',
-           'config_from_argv', 'main', 'time_breakdown', 'write_presets']
+           'load_checkpoint', 'check_resumable', 'CSVLog', 'read_log', 'plot_runs', 'LocalSource', 'batch_source',
+           'train', 'usage', 'config_from_argv', 'main', 'time_breakdown', 'write_presets']
 
 # %% ../nbs/05_train.ipynb #8be99e5a
 def knob(default, help: str):
@@ -106,6 +106,17 @@ class Config:
     dtype: str = knob('float32', "language tasks: compute dtype, float32 or bfloat16 (weights stay float32)")
     grad_ckpt: bool = knob(False, "language tasks: gradient checkpointing")
     n_eval: int = knob(256, "language tasks: held-out problems per greedy evaluation")
+    sampler_dtype: str = knob('', "precision the sampler computes in: float32 or bfloat16; '' = dtype (chapter 11)")
+    old_logp: str = knob('recompute', "where old_logp comes from: recompute (by the trainer, under the weights that sampled) or sampler (chapter 11)")
+    tis_cap: typing.Optional[float] = knob(None, "truncated importance sampling against the sampler's logprobs, weights capped at this; None = off")
+    max_staleness: int = knob(0, "versions a batch may lag the trainer's weights; the trainer keeps max_staleness+1 snapshots and queues as many batches (chapter 12)")
+    role: str = knob('local', "local (one process), trainer (serves weights, trains on submitted batches) or rollout (chapter 12)")
+    trainer_url: str = knob('', "rollout role: the trainer's address, such as http://127.0.0.1:8470")
+    host: str = knob('127.0.0.1', "trainer role: address to listen on; anything but loopback needs a token")
+    port: int = knob(8470, "trainer role: port to listen on")
+    token: str = knob('', "shared secret of trainer and workers; '' = the NANORL_TOKEN environment variable; never saved")
+    max_body_mb: float = knob(64.0, "trainer role: largest request body accepted, in MiB")
+    patience: float = knob(120.0, "rollout role: seconds to keep retrying an unreachable trainer before giving up")
 
     def __post_init__(self):
         for f in fields(self): setattr(self, f.name, _coerce(f.name, getattr(self, f.name), _HINTS[f.name]))
@@ -124,6 +135,11 @@ class Config:
         _check_choice('dtype', self.dtype, ('float32', 'bfloat16'))
         _check_choice('loss_agg', self.loss_agg, AGG_MODES)
         _check_choice('kl_estimator', self.kl_estimator, KL_ESTIMATORS)
+        _check_choice('sampler_dtype', self.sampler_dtype, ('', 'float32', 'bfloat16'))
+        _check_choice('old_logp', self.old_logp, ('recompute', 'sampler'))
+        _check_choice('role', self.role, ('local', 'trainer', 'rollout'))
+        if self.role == 'rollout' and not self.trainer_url:
+            raise ConfigError("role rollout needs the trainer's address: pass --trainer_url http://HOST:PORT")
         for k, ok, want in _RULES:
             v = getattr(self, k)
             if v is not None and not ok(v): raise ConfigError(f"{k} must be {want}, got {v}")
@@ -143,6 +159,10 @@ class Config:
         if self.data and self.algo not in SUPERVISED:
             raise ConfigError(f"data is read by sft, dpo and ipo, not by {self.algo}, which samples its own batches; "
                               f"drop --data, or choose one of {list(SUPERVISED)}")
+        if self.algo in SUPERVISED and (self.role != 'local' or self.sampler_dtype or self.old_logp != 'recompute'
+                                        or self.tis_cap or self.max_staleness):
+            raise ConfigError(f"{self.algo} learns from a file, not from sampled batches: role, sampler_dtype, old_logp, "
+                              f"tis_cap and max_staleness apply to RL algos; drop them, or choose an RL algo such as grpo")
         if self.kl_coef and self.algo in SUPERVISED:
             raise ConfigError(f"kl_coef is an RL penalty; {self.algo} does not use it"
                               f"{' (beta sets its pull toward the reference)' if self.algo != 'sft' else ''}; set kl_coef to 0")
@@ -168,6 +188,9 @@ _RULES = [  # (field, check, what the check wants); None values (an option turne
     *[(k, lambda v: 0 < v < math.inf, "positive") for k in ('clip_eps', 'clip_eps_high', 'vf_clip')],
     ('dual_clip', lambda v: 1 < v < math.inf, "greater than 1 (3 is typical)"),
     *[(k, lambda v: 0 <= v < math.inf, "0 or positive") for k in ('kl_coef', 'ent_coef', 'vf_coef', 'max_grad_norm')],
+    ('tis_cap', lambda v: 1 <= v < math.inf, "at least 1 (2 is typical)"), ('max_staleness', lambda v: v >= 0, "0 or positive"),
+    ('port', lambda v: 0 < v < 65536, "a port number, 1 to 65535"),
+    *[(k, lambda v: 0 < v < math.inf, "positive") for k in ('max_body_mb', 'patience')],
 ]
 
 def _coerce(name, value, hint):
@@ -388,7 +411,8 @@ def check_resumable(saved: dict, cfg: Config):
 # chosen_logp, rejected_logp, margin, pref_acc: DPO's and IPO's statistics per pair (chapter 09); empty for RL.
 LOG_COLUMNS = ['step', 'wall_time', 'env_steps', 'reward', 'ep_len', 'eval_return', 'loss', 'entropy', 'kl',
                'clip_frac', 'grad_norm', 'value_loss', 'logp_gap', 'chosen_logp', 'rejected_logp', 'margin', 'pref_acc',
-               't_rollout', 't_score', 't_update', 't_other', 'steps_per_s']
+               't_rollout', 't_score', 't_update', 't_other', 'steps_per_s', 'ratio_mean', 'ratio_max', 'ratio_out', 'lag',
+               'dropped', 'rejected', 'queue']
 
 class CSVLog:
     "Write rows of metrics to `path`; when resuming, keep the rows up to step `keep_until` and continue after them."
@@ -423,11 +447,33 @@ def plot_runs(runs: list, y: str = 'eval_return', x: str = 'step', ax=None, labe
     return ax
 
 # %% ../nbs/05_train.ipynb #052d3123
-def train(cfg: Config, resume: str | None = None) -> dict:
-    "Train with `cfg` (continuing from the run directory `resume` if given); returns the last row of the log."
+class LocalSource:
+    "Batches made in this process by the objective (for RL: sampled by the policy being trained): the synchronous loop."
+    stopping = False                      # set when the run should checkpoint and stop (chapter 12: a signal)
+    def __init__(self, task, objective: Objective = RL): self.task, self.objective = task, objective
+    def next(self, policy, cfg: Config, seed: int, generator) -> Batch | None:
+        return self.objective.sample(self.task, policy, cfg, seed, generator)
+    def prepare(self, batch: Batch, policy, critic, ref, cfg: Config) -> dict:
+        return self.objective.prepare(batch, policy, critic, ref, cfg)
+    def publish(self, policy, version: int): pass
+    def stats(self, d: dict) -> dict: return {}
+    def close(self): pass
+
+def batch_source(cfg: Config, task, objective: Objective = RL) -> LocalSource:
+    "Where `cfg`'s batches come from: the trainer's queue (chapter 12), a sampler of its own (chapter 11), or the plain rollout."
+    if cfg.role == 'trainer':
+        from nanorl.serve import TrainerSource; return TrainerSource(task, cfg)
+    if cfg.sampler_dtype or cfg.old_logp != 'recompute' or cfg.tis_cap or cfg.max_staleness:
+        from nanorl.snapshots import SnapshotSource; return SnapshotSource(task, cfg)
+    return LocalSource(task, objective)
+
+# %% ../nbs/05_train.ipynb #5adb2c18
+def train(cfg: Config, resume: str | None = None, source: LocalSource | None = None) -> dict:
+    "Train with `cfg` (continuing from the run directory `resume` if given) on batches from `source`; returns the last row of the log."
     torch.set_num_threads(cfg.threads)
     task, policy, critic, ref, opt = build(cfg)
     objective = objective_of(cfg)
+    source = source or batch_source(cfg, task, objective)
     generator, start, env_steps, wall0 = torch.Generator().manual_seed(cfg.seed), 0, 0, 0.0
     if resume:
         ck = load_checkpoint(resume)
@@ -439,6 +485,7 @@ def train(cfg: Config, resume: str | None = None) -> dict:
         policy.load_state_dict(ck['policy']); opt.load_state_dict(ck['opt']); generator.set_state(ck['rng'])
         if critic is not None: critic.load_state_dict(ck['critic'])
     t_start, saved = time.perf_counter() - wall0, start
+    source.publish(policy, start)
     cfg.run_dir.mkdir(parents=True, exist_ok=True)
     to_yaml(cfg, cfg.run_dir / 'config.yaml')
     log = CSVLog(cfg.run_dir / 'log.csv', keep_until=start if resume else None)
@@ -451,20 +498,25 @@ def train(cfg: Config, resume: str | None = None) -> dict:
         for step in bar:
             t0 = time.perf_counter()
             seed = int(torch.randint(2 ** 31 - 1, (1,), generator=generator))
-            batch = objective.sample(task, policy, cfg, seed, generator)
+            batch = source.next(policy, cfg, seed, generator)
+            if batch is None:                 # the source stopped before a batch came: keep what was trained
+                if saved < step: save_checkpoint(cfg.run_dir, step, policy, critic, opt, generator, cfg, env_steps=env_steps, wall_time=time.perf_counter() - t_start)
+                break
             t1 = time.perf_counter()
-            d = objective.prepare(batch, policy, critic, ref, cfg)
+            d = source.prepare(batch, policy, critic, ref, cfg)
             t_score = time.perf_counter() - t1
             try: stats = update(d, policy, critic, opt, cfg, generator, objective)
             except NonFiniteLoss as e:
                 kept = f"the last good checkpoint is {cfg.run_dir / CKPT} (step {saved})" if saved else "no checkpoint was saved yet"
                 raise NonFiniteLoss(f"{e} at step {step + 1}; the run stopped without saving that step, and {kept}. "
                                     f"Lower lr or critic_lr, or set max_grad_norm.") from None
+            source.publish(policy, step + 1)
             t2 = time.perf_counter()
             env_steps += batch.n_steps
             row = {'step': step + 1, 'env_steps': env_steps, 'reward': float(batch.reward.sum() / batch.n_seqs),
                    'ep_len': batch.n_steps / batch.n_seqs, 'logp_gap': float(d.get('logp_gap', math.nan)), **stats,
-                   't_rollout': t1 - t0, 't_score': t_score, 't_update': t2 - t1 - t_score, 'steps_per_s': batch.n_steps / (t1 - t0)}
+                   't_rollout': t1 - t0, 't_score': t_score, 't_update': t2 - t1 - t_score, 'steps_per_s': batch.n_steps / (t1 - t0),
+                   **source.stats(d)}
             solved = False
             if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
                 row['eval_return'] = last_eval = task.evaluate(policy, cfg)
@@ -473,17 +525,17 @@ def train(cfg: Config, resume: str | None = None) -> dict:
             row['t_other'] = time.perf_counter() - t2        # evaluation, mostly
             log.write(row)
             bar.set_postfix(reward=f"{row['reward']:.3g}", eval=f"{last_eval:.3g}")
-            if (step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps or solved:
+            if (step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps or solved or source.stopping:
                 save_checkpoint(cfg.run_dir, step + 1, policy, critic, opt, generator, cfg,
                                 env_steps=env_steps, wall_time=row['wall_time'])
                 saved = step + 1
-            if solved: break
+            if solved or source.stopping: break
     finally:
-        log.close(); task.close(); bar.close()
+        source.close(); log.close(); task.close(); bar.close()
     if hasattr(task, 'summary'): print(task.summary(read_log(cfg.run_dir), cfg))
     return row
 
-# %% ../nbs/05_train.ipynb #c6ef21c5
+# %% ../nbs/05_train.ipynb #f25cba47
 def usage() -> str:
     lines = ["usage: python -m nanorl.train [--config FILE.yaml] [--resume RUN_DIR] [--KEY VALUE ...]", "",
              "Train a policy; every KEY below can come from the YAML file or the command line.", ""]
@@ -505,6 +557,8 @@ def main(argv: list[str] | None = None):
     if {'-h', '--help'} & set(argv): print(usage()); return
     try:
         cfg, resume = config_from_argv(argv)
+        if cfg.role == 'rollout':
+            from nanorl.serve import rollout_worker; rollout_worker(cfg); return
         row = train(cfg, resume)
     except ConfigError as e: print(f"nanorl: error: {e}", file=sys.stderr); sys.exit(2)
     except NonFiniteLoss as e: print(f"nanorl: stopped: {e}", file=sys.stderr); sys.exit(1)
@@ -518,13 +572,13 @@ def time_breakdown(log: dict) -> str:
     total = sum(parts.values()) or 1.0
     return "time per part: " + ", ".join(f"{k} {v:.1f}s ({v / total:.0%})" for k, v in parts.items())
 
-# %% ../nbs/05_train.ipynb #f069803c
+# %% ../nbs/05_train.ipynb #02a8cb36
 #| eval: false
 if __name__ == '__main__' and 'ipykernel' not in sys.modules:
     from nanorl.train import main as _main   # run the importable module, whose TASKS the language tasks register into
     _main()
 
-# %% ../nbs/05_train.ipynb #c2310712
+# %% ../nbs/05_train.ipynb #72dcb99e
 PRESETS = {
     'reinforce': {},
     'reinforce_baseline': dict(algo='reinforce_baseline'),

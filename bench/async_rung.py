@@ -1,0 +1,69 @@
+"""An async run from its config: a trainer and two rollout workers, three processes on loopback, against the sync run.
+
+    python bench/async_rung.py                                     # configs/countdown_async.yaml
+    python bench/async_rung.py --config configs/cartpole_async.yaml --sync_log ''
+
+Starts `python -m nanorl.train --config CONFIG` (the trainer) and `--role rollout --trainer_url URL` twice, with a
+fresh NANORL_TOKEN, and waits for the trainer to finish. Copies the trainer's log to bench/results/<config>_log.csv
+and writes bench/results/<config>.md: held-out accuracy at the start, peak and end with Fisher's p (language tasks),
+the same for the sync run's log when given (default: bench/results/countdown_tiny_cpu_log.csv, from bench/lm_rung.py),
+wall time, and the transport's counters.
+"""
+import argparse, json, os, secrets, shutil, socket, subprocess, sys, tempfile, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from nanorl.train import from_dict, load_yaml, read_log, time_breakdown
+
+def free_port():
+    with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--config', default='configs/countdown_async.yaml')
+    ap.add_argument('--sync_log', default='bench/results/countdown_tiny_cpu_log.csv')
+    ap.add_argument('--workers', type=int, default=2)
+    args = ap.parse_args()
+    name, port = Path(args.config).stem, free_port()
+    cfg = from_dict(load_yaml(ROOT / args.config))
+    env = {**os.environ, 'NANORL_TOKEN': secrets.token_hex(16), 'PYTHONPATH': str(ROOT), 'OMP_NUM_THREADS': '1', 'TQDM_MININTERVAL': '20'}
+    if cfg.task != 'cartpole':     # build the tiny model once, before three processes ask for it
+        subprocess.run([sys.executable, '-c', f"from nanorl.tiny import tiny_model; tiny_model({cfg.task!r}, {cfg.seed})"], check=True, cwd=ROOT, env=env)
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        trainer = subprocess.Popen([sys.executable, '-m', 'nanorl.train', '--config', args.config, '--out_dir', tmp, '--name', name,
+                                    '--port', str(port)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        workers = [subprocess.Popen([sys.executable, '-m', 'nanorl.train', '--role', 'rollout', '--trainer_url', f'http://127.0.0.1:{port}',
+                                     '--patience', '60'], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                   for _ in range(args.workers)]
+        lines = []
+        for line in trainer.stdout:               # progress: the trainer's own lines
+            print(line, end='', flush=True); lines.append(line)
+        trainer.wait(); wall = time.perf_counter() - t0
+        for w in workers: w.wait(timeout=120)
+        if trainer.returncode: sys.exit(f"trainer failed:\n{''.join(lines[-40:])}")
+        log = read_log(Path(tmp) / name)
+        shutil.copy(Path(tmp) / name / 'log.csv', ROOT / f'bench/results/{name}_log.csv')
+    counters = json.loads([l for l in lines if l.startswith('trainer: stopped')][-1].split('; ', 1)[1])
+    text = f"Trainer and {args.workers} workers from `{args.config}`, {int(log['step'][-1])} steps, {wall / 60:.1f} min of wall time (process start included). "
+    if cfg.task != 'cartpole':
+        from nanorl.lm import rung_report
+        rows = [('async (this run)', rung_report(log, cfg.n_eval))]
+        if args.sync_log: rows.append(('sync (bench/lm_rung.py)', rung_report(read_log_csv(ROOT / args.sync_log), cfg.n_eval)))
+        table = [f"| held-out greedy accuracy ({cfg.n_eval} problems) | start | peak (step) | final | Fisher p, final > start |", '|---|---|---|---|---|']
+        table += [f"| {n} | {r['start']:.3f} | {r['peak']:.3f} ({r['peak_step']}) | {r['final']:.3f} | {r['p_final']:.2g} |" for n, r in rows]
+        text = '\n'.join(table) + '\n\n' + text
+    lag = [v for v in log['lag'][1:] if v == v]
+    text += (f"Batches: {counters['submitted']} submitted, {counters['trained']} trained, {counters['rejected']} rejected as too stale (now or by their turn), "
+             f"{counters['dropped']} dropped; mean lag {sum(lag) / len(lag):.2f} versions "
+             f"(max_staleness {cfg.max_staleness}). Trainer {time_breakdown(log)}. Produced by `python bench/async_rung.py --config {args.config}`.\n")
+    (ROOT / f'bench/results/{name}.md').write_text(text)
+    print(text)
+
+def read_log_csv(path):
+    d = Path(tempfile.mkdtemp()); shutil.copy(path, d / 'log.csv')
+    return read_log(d)
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,249 @@
+"""The async transport, measured: bytes per publish, publish-to-fetch latency, batch submissions per second, async
+CartPole against sync.
+
+    python bench/transport.py                         # every part
+    python bench/transport.py --parts bytes latency   # some of them: bytes latency submit cartpole
+
+- bytes: the safetensors body one publish sends, with LoRA (rank 8 on q/k/v/o) and with full weights, for the tiny
+  model (chapter 08) and for a ~100M-parameter Qwen2 config built here with random weights (no hub).
+- latency: a trainer (`TrainerSource`, serving in this process) publishes a version; a client in another process
+  fetches `/weights/latest` and unpacks it. Publish-to-fetch = pack time + fetch time. The physical limit is a plain
+  TCP socket sending the same number of bytes between the same two processes; we report the ratio.
+- submit: a client process posts the same CartPole batch (16 prompts) to `/batch` in a loop, a thread drains the
+  queue; against a plain socket sending the same bytes and waiting for a one-byte reply, one connection per message
+  as HTTP/1.0 does.
+- cartpole: `configs/cartpole_async.yaml` (a trainer and two workers, three processes on loopback) against the same
+  config run synchronously (`--role local`), seeds 0 1 2: environment steps per second and wall time to solve,
+  from the trainer's start to its exit.
+
+Each timing is the median of several repetitions. Writes bench/results/transport.csv (every measurement) and
+bench/results/transport.md (the tables).
+"""
+import argparse, csv, math, multiprocessing as mp, os, secrets, socket, statistics, subprocess, sys, tempfile, threading, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+import torch
+from nanorl.train import TASKS, Config, build, read_log
+from nanorl.snapshots import weights_of
+from nanorl.serve import Client, TrainerSource, batch_tensors, pack, unpack
+
+RESULTS = ROOT / 'bench/results'
+ROWS = []
+
+def record(part, what, value, unit):
+    ROWS.append({'part': part, 'what': what, 'value': value, 'unit': unit})
+    print(f"  {part}: {what} = {value:.4g} {unit}", flush=True)
+
+def free_port():
+    with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
+
+def qwen2_100m(lora_rank=0):
+    from transformers import AutoModelForCausalLM, Qwen2Config
+    from nanorl.model import add_lora
+    cfg = Qwen2Config(vocab_size=32_000, hidden_size=768, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12,
+                      num_key_value_heads=4, tie_word_embeddings=True)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(cfg)
+    return add_lora(model, lora_rank) if lora_rank else model
+
+def tiny(lora_rank=0):
+    from nanorl.model import HFPolicy
+    from nanorl.tiny import tiny_model
+    return HFPolicy.load(str(tiny_model('countdown', 0, progress=False)), lora_rank=lora_rank)
+
+def n_params(m): return sum(p.numel() for p in m.parameters())
+
+def part_bytes(payloads):
+    lines = ['| model | parameters | bytes per publish, full weights | bytes per publish, LoRA rank 8 | ratio |', '|---|---|---|---|---|']
+    for name, make in [('tiny (chapter 08)', tiny), ('Qwen2 ~100M (random weights)', qwen2_100m)]:
+        full, lora = make(), make(8)
+        b_full, b_lora = len(pack(weights_of(full), {'version': 0})), len(pack(weights_of(lora), {'version': 0}))
+        record('bytes', f'{name} full', b_full, 'B'); record('bytes', f'{name} lora8', b_lora, 'B')
+        lines.append(f"| {name} | {n_params(full) / 1e6:.1f}M | {b_full / 2**20:,.2f} MiB | {b_lora / 2**20:,.3f} MiB | {b_full / b_lora:,.0f}x |")
+        if name.startswith('Qwen2'): payloads.update({'100M full': full, '100M LoRA': lora})
+        else: payloads['tiny full'] = full
+    return '\n'.join(lines)
+
+# ---- the client side, run in a spawned process so that it does not share the server's interpreter lock
+
+def fetch_loop(url, token, n, q):
+    c, times = Client(url, token), []
+    for _ in range(n):
+        t0 = time.perf_counter(); tensors, meta = c.weights('latest'); times.append(time.perf_counter() - t0)
+    q.put(times)
+
+def raw_recv_loop(port, n, q):
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        with socket.create_connection(('127.0.0.1', port)) as s:
+            s.sendall(b'G')
+            size = int.from_bytes(s.recv(8, socket.MSG_WAITALL), 'little')
+            buf = bytearray(size); view, got = memoryview(buf), 0
+            while got < size: got += s.recv_into(view[got:])
+        times.append(time.perf_counter() - t0)
+    q.put(times)
+
+def submit_loop(url, token, body_path, n, q):
+    c, body = Client(url, token), Path(body_path).read_bytes()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        status, _ = c.request('POST', '/batch', body)
+        assert status in (202, 409), status
+    q.put(n / (time.perf_counter() - t0))
+
+def raw_send_loop(port, body_path, n, q):
+    body = Path(body_path).read_bytes()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        with socket.create_connection(('127.0.0.1', port)) as s:
+            s.sendall(len(body).to_bytes(8, 'little') + body); assert s.recv(1) == b'k'
+    q.put(n / (time.perf_counter() - t0))
+
+def in_child(target, *args):
+    ctx = mp.get_context('spawn')
+    q = ctx.Queue()
+    p = ctx.Process(target=target, args=(*args, q)); p.start()
+    out = q.get(); p.join()
+    return out
+
+def raw_server(handle):
+    "A plain TCP server on loopback running `handle(conn)` per connection; returns (port, stop)."
+    srv = socket.create_server(('127.0.0.1', 0)); srv.settimeout(0.5)
+    stop = threading.Event()
+    def loop():
+        while not stop.is_set():
+            try: conn, _ = srv.accept()
+            except socket.timeout: continue
+            with conn: handle(conn)
+        srv.close()
+    threading.Thread(target=loop, daemon=True).start()
+    return srv.getsockname()[1], stop
+
+def cartpole_trainer(token, port, max_staleness=2, n_prompts=16):
+    cfg = Config(role='trainer', port=port, token=token, max_staleness=max_staleness, n_prompts=n_prompts, max_len=500)
+    task, policy, *_ = build(cfg)
+    return TrainerSource(task, cfg), task, policy
+
+def part_latency(payloads, reps):
+    token = secrets.token_hex(16)
+    lines = ['| payload | bytes | pack (publish) ms | fetch + unpack ms | plain socket ms | fetch / socket | publish-to-fetch / socket |', '|---|---|---|---|---|---|---|']
+    for name, model in payloads.items():
+        src, task, _ = cartpole_trainer(token, free_port())
+        t0 = time.perf_counter(); src.publish(model, 0); t_pack = time.perf_counter() - t0
+        body = src.latest[1]
+        fetch = statistics.median(in_child(fetch_loop, f'http://127.0.0.1:{src.cfg.port}', token, reps))
+        src.stopping = True; src.close(); task.close()
+        def send(conn):
+            conn.recv(1); conn.sendall(len(body).to_bytes(8, 'little')); conn.sendall(body)
+        port, stop = raw_server(send)
+        raw = statistics.median(in_child(raw_recv_loop, port, reps)); stop.set()
+        record('latency', f'{name} pack', t_pack * 1e3, 'ms'); record('latency', f'{name} fetch', fetch * 1e3, 'ms')
+        record('latency', f'{name} socket', raw * 1e3, 'ms')
+        lines.append(f"| {name} | {len(body) / 2**20:,.2f} MiB | {t_pack * 1e3:,.1f} | {fetch * 1e3:,.1f} | {raw * 1e3:,.1f} | {fetch / raw:.1f}x | {(t_pack + fetch) / raw:.1f}x |")
+    return '\n'.join(lines)
+
+def part_submit(n, reps):
+    token = secrets.token_hex(16)
+    src, task, policy = cartpole_trainer(token, free_port(), max_staleness=2)
+    src.publish(policy, 0)
+    cfg = src.cfg
+    body = pack(batch_tensors(task.rollout(policy, cfg, 0, torch.Generator().manual_seed(0))), {'version': 0, 'worker': 'bench'})
+    stop = threading.Event()
+    def drain():
+        while not stop.is_set():
+            with src.cond:
+                if src.queue: src.queue.popleft(); src.counts['trained'] += 1
+            time.sleep(0.0005)
+    threading.Thread(target=drain, daemon=True).start()
+    with tempfile.NamedTemporaryFile(suffix='.safetensors', delete=False) as f: f.write(body)
+    http = statistics.median(in_child(submit_loop, f'http://127.0.0.1:{cfg.port}', token, f.name, n) for _ in range(reps))
+    stats = src.snapshot()
+    stop.set(); src.stopping = True; src.close(); task.close()
+    def recv(conn):
+        size = int.from_bytes(conn.recv(8, socket.MSG_WAITALL), 'little')
+        buf = bytearray(size); view, got = memoryview(buf), 0
+        while got < size: got += conn.recv_into(view[got:])
+        conn.sendall(b'k')
+    port, stop_raw = raw_server(recv)
+    raw = statistics.median(in_child(raw_send_loop, port, f.name, n) for _ in range(reps)); stop_raw.set()
+    os.unlink(f.name)
+    record('submit', 'http batches/s', http, '1/s'); record('submit', 'socket messages/s', raw, '1/s')
+    record('submit', 'batch bytes', len(body), 'B')
+    return (f"| transfer of one CartPole batch ({len(body) / 1024:,.0f} KiB, 16 prompts) | per second |\n|---|---|\n"
+            f"| `POST /batch` (checked, queued; {stats['rejected']} of {stats['submitted']} answered 409) | {http:,.0f} |\n"
+            f"| plain socket, same bytes, one-byte reply | {raw:,.0f} |\n| ratio (HTTP / socket) | {http / raw:.2f} |")
+
+def run_proc(args, env):
+    return subprocess.Popen([sys.executable, '-m', 'nanorl.train', '--progress', 'false', *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+def cartpole_run(mode, seed, tmp):
+    env = {**os.environ, 'NANORL_TOKEN': secrets.token_hex(16), 'OMP_NUM_THREADS': '1', 'PYTHONPATH': str(ROOT)}
+    name, port = f'{mode}_s{seed}', free_port()
+    common = ['--config', 'configs/cartpole_async.yaml', '--seed', str(seed), '--out_dir', tmp, '--name', name]
+    t0 = time.perf_counter()
+    if mode == 'sync':
+        p = run_proc([*common, '--role', 'local', '--max_staleness', '0'], env); out = p.communicate()[0]; workers = []
+    else:
+        p = run_proc([*common, '--port', str(port)], env)
+        workers = [run_proc(['--role', 'rollout', '--trainer_url', f'http://127.0.0.1:{port}', '--patience', '20'], env) for _ in range(2)]
+        out = p.communicate()[0]
+    wall = time.perf_counter() - t0
+    for w in workers: w.communicate(timeout=60)
+    if p.returncode: raise RuntimeError(f"{mode} seed {seed} failed:\n{out[-2000:]}")
+    log = read_log(Path(tmp) / name)
+    evals = [v for v in log['eval_return'] if not math.isnan(v)]
+    row = {'mode': mode, 'seed': seed, 'solved': evals[-1] >= TASKS['cartpole']().solved_at, 'wall_s': wall,
+           'steps': int(log['step'][-1]), 'env_steps': int(log['env_steps'][-1]),
+           'samples_per_s': log['env_steps'][-1] / log['wall_time'][-1]}
+    for k in ('wall_s', 'samples_per_s', 'env_steps'): record('cartpole', f'{mode} seed {seed} {k}', row[k], '')
+    return row
+
+def part_cartpole(seeds):
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in seeds:
+            for mode in ('sync', 'async'): rows.append(cartpole_run(mode, seed, tmp))
+    med = lambda mode, k: statistics.median(r[k] for r in rows if r['mode'] == mode)
+    lines = ['| CartPole, configs/cartpole_async.yaml | sync (1 process) | async (trainer + 2 workers) | async / sync |', '|---|---|---|---|']
+    lines.append(f"| solved | {sum(r['solved'] for r in rows if r['mode'] == 'sync')}/{len(seeds)} | "
+                 f"{sum(r['solved'] for r in rows if r['mode'] == 'async')}/{len(seeds)} | |")
+    for k, label in [('samples_per_s', 'environment steps per second (median)'), ('wall_s', 'wall seconds to solve, process start to exit (median)'),
+                     ('env_steps', 'environment steps to solve (median)')]:
+        lines.append(f"| {label} | {med('sync', k):,.0f} | {med('async', k):,.0f} | {med('async', k) / med('sync', k):.2f} |")
+    return '\n'.join(lines)
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--parts', nargs='*', default=['bytes', 'latency', 'submit', 'cartpole'])
+    ap.add_argument('--reps', type=int, default=5)
+    ap.add_argument('--submits', type=int, default=300)
+    ap.add_argument('--seeds', nargs='*', type=int, default=[0, 1, 2])
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    sections, payloads = [], {}
+    if 'bytes' in args.parts or 'latency' in args.parts:
+        print("bytes per publish", flush=True)
+        sections.append(part_bytes(payloads))
+    if 'latency' in args.parts:
+        print("publish-to-fetch latency", flush=True)
+        sections.append(part_latency(payloads, args.reps))
+    if 'submit' in args.parts:
+        print("batch submissions", flush=True)
+        sections.append(part_submit(args.submits, args.reps))
+    if 'cartpole' in args.parts:
+        print("async vs sync CartPole", flush=True)
+        sections.append(part_cartpole(args.seeds))
+    suffix = '' if set(args.parts) == {'bytes', 'latency', 'submit', 'cartpole'} else '_' + '_'.join(args.parts)
+    with open(RESULTS / f'transport{suffix}.csv', 'w', newline='') as f:
+        w = csv.DictWriter(f, ['part', 'what', 'value', 'unit']); w.writeheader(); w.writerows(ROWS)
+    cmd = 'python bench/transport.py' + (f" --parts {' '.join(args.parts)}" if suffix else '')
+    (RESULTS / f'transport{suffix}.md').write_text('\n\n'.join(sections) + f"\n\nMedians of {args.reps} repetitions (CartPole: seeds "
+                                                   f"{args.seeds}) on a shared 2-core x86 machine, loopback; produced by `{cmd}`.\n")
+    print((RESULTS / f'transport{suffix}.md').read_text())
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,343 @@
+"The async transport with real processes on loopback: a trainer and rollout workers started as `python -m nanorl.train`."
+import ast, json, math, os, secrets, signal, socket, struct, subprocess, sys, time
+from pathlib import Path
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings, strategies as st
+from nanorl.train import CKPT, Config, build, read_log
+from nanorl.serve import Client, batch_tensors, pack
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKEN = secrets.token_hex(16)
+SMALL = ['--n_prompts', '4', '--max_len', '50']                  # the fixture trainer's batch shape
+
+def free_port() -> int:
+    with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
+
+def start(*args, token=TOKEN) -> subprocess.Popen:
+    env = {**os.environ, 'NANORL_TOKEN': token, 'OMP_NUM_THREADS': '1', 'PYTHONPATH': str(ROOT)}
+    return subprocess.Popen([sys.executable, '-m', 'nanorl.train', '--progress', 'false', *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+def trainer(tmp, port, *args, name='t'):
+    return start('--role', 'trainer', '--port', str(port), '--out_dir', str(tmp), '--name', name, '--stop_when_solved', 'false', *args)
+
+def worker(port, *args):
+    return start('--role', 'rollout', '--trainer_url', f'http://127.0.0.1:{port}', '--patience', '30', *args)
+
+def wait_for(pred, timeout=120, every=0.2, what='condition'):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if (v := pred()): return v
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+def version(c: Client) -> int: return c.json('/health')['version']
+
+def stop(p: subprocess.Popen, sig=signal.SIGTERM, timeout=60) -> str:
+    if p.poll() is None: p.send_signal(sig)
+    out, _ = p.communicate(timeout=timeout)
+    return out
+
+def final_stats(out: str) -> dict:
+    "The counters the trainer prints when it stops."
+    line = [l for l in out.splitlines() if l.startswith('trainer: stopped at version')][-1]
+    return json.loads(line.split('; ', 1)[1])
+
+def balanced(s: dict) -> bool:
+    return s['submitted'] == s['trained'] + s['rejected'] + s['dropped'] + s['queue']
+
+@pytest.fixture(scope='module')
+def served(tmp_path_factory):
+    "A trainer that waits for batches (none from workers): the tests submit them by hand."
+    port, tmp = free_port(), tmp_path_factory.mktemp('served')
+    p = trainer(tmp, port, *SMALL, '--steps', '100000', '--eval_every', '100000', '--save_every', '100000',
+                '--max_staleness', '2', '--max_body_mb', '0.05')
+    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    c.json('/health')
+    cfg = Config(n_prompts=4, max_len=50)
+    task, policy, *_ = build(cfg)
+    ok = batch_tensors(task.rollout(policy, cfg, seed=0, generator=torch.Generator().manual_seed(0)))
+    task.close()
+    yield c, ok, p
+    out = stop(p)
+    assert p.returncode == 0, out[-3000:]
+    assert balanced(final_stats(out))
+
+def post(c, body, headers=None):
+    status, data = c.request('POST', '/batch', body) if headers is None else raw(c, 'POST', '/batch', body, headers)
+    return status, json.loads(data).get('error', '') if data.startswith(b'{') else data.decode(errors='replace')
+
+def raw(c, method, path, body=None, headers=None):
+    import http.client
+    conn = http.client.HTTPConnection(c.host, c.port, timeout=30)
+    try:
+        conn.putrequest(method, path, skip_accept_encoding=True)
+        for k, v in (headers or {}).items(): conn.putheader(k, v)
+        conn.endheaders(body)
+        r = conn.getresponse(); return r.status, r.read()
+    finally: conn.close()
+
+def submit_valid(c, ok):
+    "A valid batch at the trainer's current version: accepted (sampled again while the queue is too full for it)."
+    for _ in range(200):
+        status, msg = post(c, pack(ok, {'version': version(c), 'worker': 'test'}))
+        if status != 409: break
+        time.sleep(0.05)
+    assert status == 202, (status, msg)
+
+ENDPOINTS = [('GET', '/health'), ('GET', '/stats'), ('GET', '/config'), ('GET', '/weights/latest'), ('GET', '/weights/0'),
+             ('POST', '/batch'), ('GET', '/no/such/path'), ('PUT', '/batch'), ('DELETE', '/weights/latest')]
+
+@pytest.mark.parametrize('method, path', ENDPOINTS)
+def test_auth_on_every_endpoint(served, method, path):
+    c, ok, _ = served
+    body = pack(ok, {'version': 0}) if method == 'POST' else None
+    for headers, want in [({}, 401), ({'Authorization': 'Bearer wrong-token'}, 403), ({'Authorization': TOKEN}, 403),
+                          ({'Authorization': 'Bearer ' + TOKEN[:-1]}, 403)]:
+        if body is not None: headers = {**headers, 'Content-Length': str(len(body))}
+        status, data = raw(c, method, path, body, headers)
+        assert status == want, (method, path, headers, status, data)
+        assert ('missing token' if want == 401 else 'wrong token') in json.loads(data)['error']
+
+def corrupt(body: bytes) -> bytes:
+    n = struct.unpack('<Q', body[:8])[0]
+    return body[:8] + body[8:8 + n].replace(b'"F32"', b'"Q99"', 1) + body[8 + n:]
+
+def bad_cases(ok):
+    nan, inf = ok['logp'].clone(), ok['reward'].clone()
+    nan[0, 0, 0], inf[1, 0, 0] = math.nan, math.inf
+    good = pack(ok, {'version': 0})
+    n = struct.unpack('<Q', good[:8])[0]
+    return [
+        ('truncated', good[:len(good) // 2], 400, "truncated or corrupt"),
+        ('corrupt dtype in header', corrupt(good), 400, "not a valid safetensors file"),
+        ('random bytes', secrets.token_bytes(300), 400, "safetensors"),
+        ('non-JSON header', struct.pack('<Q', n) + b'\x00not json' + good[17 + 0:8 + n] + good[8 + n:], 400, "header is not JSON"),
+        ('wrong dtype', pack({**ok, 'act': ok['act'].int()}, {'version': 0}), 400, "'act' has dtype torch.int32, expected torch.int64"),
+        ('wrong shape', pack({**ok, 'obs': ok['obs'][..., :3]}, {'version': 0}), 400, "'obs' has shape"),
+        ('wrong batch size', pack({k: v[:2] for k, v in ok.items()}, {'version': 0}), 400, "has shape [2, 1,"),
+        ('NaN', pack({**ok, 'logp': nan}, {'version': 0}), 400, "'logp' holds NaN or inf"),
+        ('inf', pack({**ok, 'reward': inf}, {'version': 0}), 400, "'reward' holds NaN or inf"),
+        ('unknown tensor', pack({**ok, 'advantage': ok['reward']}, {'version': 0}), 400, "unknown tensor 'advantage'"),
+        ('unknown metadata', pack(ok, {'version': 0, 'old_logp': 'sampler'}), 400, "unknown metadata field 'old_logp'"),
+        ('no version', pack(ok, {'worker': 'w'}), 400, "'version' must be the non-negative integer"),
+        ('version from the future', pack(ok, {'version': 10 ** 9}), 400, "is from the future"),
+        ('action out of range', pack({**ok, 'act': ok['act'] + 7}, {'version': 0}), 400, "actions outside [0, 2)"),
+        ('oversized body', pack({**ok, 'obs': torch.zeros(4, 1, 50, 4).repeat(1, 1, 1, 100)}, {'version': 0}), 413, "exceeds the limit"),
+    ]
+
+def test_malformed_input_gets_4xx_naming_the_problem_then_valid_succeeds(served):
+    c, ok, p = served
+    for name, body, want_status, want in bad_cases(ok):
+        status, msg = post(c, body)
+        assert status == want_status and want in msg, (name, status, msg)
+        submit_valid(c, ok)
+    status, msg = post(c, b'x' * 10, headers={'Authorization': f'Bearer {TOKEN}'})           # no Content-Length
+    assert status == 411 and 'Content-Length' in msg, (status, msg)
+    status, msg = post(c, None, headers={'Authorization': f'Bearer {TOKEN}', 'Content-Length': str(10 ** 9)})
+    assert status == 413 and 'exceeds the limit' in msg
+    status, data = c.request('GET', '/weights/abc')
+    assert status == 400 and b"'latest' or a number" in data
+    submit_valid(c, ok)
+    assert p.poll() is None
+
+def test_stale_batch_is_409_saying_how_stale(served):
+    c, ok, _ = served
+    while version(c) < 3: submit_valid(c, ok)
+    v = version(c)
+    status, msg = post(c, pack(ok, {'version': v - 3}))
+    assert status == 409 and "versions stale" in msg and "max_staleness is 2" in msg, (status, msg)
+    assert f"sampled by version {v - 3}" in msg
+    s = c.json('/stats')
+    assert s['rejected'] >= 1 and s['queue_max'] <= s['bound'] == 3 and balanced(s)
+
+FUZZED = []
+
+@settings(max_examples=2000, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_fuzz_no_5xx(served, data):
+    c, ok, p = served
+    kind = data.draw(st.sampled_from(['bytes', 'mutate', 'tensors', 'path', 'auth']))
+    good = pack(ok, {'version': 0})
+    if kind == 'bytes': status, _ = c.request('POST', '/batch', data.draw(st.binary(max_size=600)))
+    elif kind == 'mutate':
+        b = bytearray(good)
+        for _ in range(data.draw(st.integers(1, 8))):
+            i = data.draw(st.integers(0, len(b) - 1)); b[i] = data.draw(st.integers(0, 255))
+        cut = data.draw(st.integers(0, len(b)))
+        status, _ = c.request('POST', '/batch', bytes(b[:cut]) if data.draw(st.booleans()) else bytes(b))
+    elif kind == 'tensors':
+        names = data.draw(st.lists(st.sampled_from(['obs', 'act', 'logp', 'reward', 'mask', 'terminated', 'last_obs', 'x']), max_size=8, unique=True))
+        dtypes = [torch.float32, torch.int64, torch.bool, torch.float16, torch.uint8]
+        t = {n: torch.zeros(data.draw(st.lists(st.integers(0, 5), max_size=4))).to(data.draw(st.sampled_from(dtypes)))
+             for n in names}
+        meta = data.draw(st.dictionaries(st.sampled_from(['version', 'worker', 'step', '']),
+                                         st.one_of(st.integers(-5, 10 ** 12), st.text(max_size=5), st.none(), st.floats()), max_size=3))
+        status, _ = c.request('POST', '/batch', pack({**ok, **t} if data.draw(st.booleans()) else t, meta))
+    elif kind == 'path':
+        path = '/' + data.draw(st.text(st.characters(min_codepoint=33, max_codepoint=126, exclude_characters='#%?'), max_size=30))
+        status, _ = c.request(data.draw(st.sampled_from(['GET', 'POST', 'PUT', 'DELETE'])), path, b'' )
+    else:
+        h = data.draw(st.sampled_from(['', 'Bearer', 'Bearer ', 'bearer ' + TOKEN, 'Bearer ' + TOKEN + 'x', 'Basic abc', 'Bearer \u00e9']))
+        status, _ = raw(c, 'GET', '/health', headers={'Authorization': h.encode('utf-8').decode('latin-1')} if h else {})
+    assert status < 500, status
+    assert p.poll() is None
+    FUZZED.append(status)
+
+def test_served_trainer_still_answers_after_the_fuzz(served):
+    c, ok, p = served
+    assert len(FUZZED) >= 2000 and all(s < 500 for s in FUZZED), len(FUZZED)
+    print(f"{len(FUZZED)} fuzzed requests, statuses {sorted(set(FUZZED))}")
+    submit_valid(c, ok)
+    assert c.json('/health')['ok'] and p.poll() is None
+
+@pytest.mark.parametrize('dtype, low, high', [('float32', 0, 1e-6), ('bfloat16', 1e-4, 1.0)])
+def test_recompute_is_exact_over_http(tmp_path, dtype, low, high):
+    "A worker's fp32 logprobs equal the trainer's recompute under the sampling version; a bf16 worker's do not."
+    port = free_port()
+    t = trainer(tmp_path, port, '--steps', '8', '--n_prompts', '8', '--max_len', '100', '--max_staleness', '2',
+                '--eval_every', '8', '--sampler_dtype', dtype)
+    w = worker(port)
+    out = t.communicate(timeout=240)[0]
+    w.communicate(timeout=60)
+    assert t.returncode == 0, out[-3000:]
+    log = read_log(tmp_path / 't')
+    gaps = log['logp_gap'][1:]
+    assert len(gaps) == 8 and all(low <= g < high for g in gaps), gaps
+    assert all(0 <= lag <= 2 for lag in log['lag'][1:]) and max(log['lag'][1:]) >= 1   # scored under older versions too
+
+def test_language_model_async_end_to_end(tmp_path):
+    "Countdown on a tiny model: token batches cross the wire, pass the checks, and are scored under their version."
+    from nanorl.tiny import tiny_model
+    model = str(tiny_model('countdown', seed=0, sft_steps=100, progress=False))
+    port = free_port()
+    t = trainer(tmp_path, port, '--task', 'countdown', '--algo', 'grpo', '--group_size', '4', '--n_prompts', '4', '--max_len', '16',
+                '--model', model, '--steps', '4', '--eval_every', '4', '--n_eval', '16', '--max_staleness', '1')
+    w = worker(port)
+    out = t.communicate(timeout=300)[0]
+    w.communicate(timeout=60)
+    assert t.returncode == 0 and w.returncode == 0, out[-3000:]
+    log = read_log(tmp_path / 't')
+    assert log['step'] == [0, 1, 2, 3, 4] and max(log['logp_gap'][1:]) < 1e-5
+    assert all(math.isfinite(v) for v in log['loss'][1:] + log['ratio_max'][1:])
+
+def test_worker_killed_mid_generation_trainer_keeps_training(tmp_path):
+    port = free_port()
+    t = trainer(tmp_path, port, '--steps', '40', '--n_prompts', '16', '--max_len', '500', '--max_staleness', '2', '--eval_every', '40')
+    a, b = worker(port), worker(port)
+    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    wait_for(lambda: len(c.json('/stats')['by_worker']) == 2 and version(c) >= 4, what='both workers contributing')
+    a.send_signal(signal.SIGKILL); a.wait()
+    at_kill = c.json('/stats')
+    out = t.communicate(timeout=300)[0]
+    b.communicate(timeout=60)
+    assert t.returncode == 0, out[-3000:]
+    end = final_stats(out)
+    assert end['version'] == 40 and end['trained'] == 40 and balanced(end)
+    gained = sorted(n - at_kill['by_worker'].get(w, 0) for w, n in end['by_worker'].items())
+    assert gained[0] <= 3 and gained[-1] >= 40 - at_kill['trained'] - 3, (at_kill, end)   # after the kill, the survivor's batches (plus the dead one's queued)
+    assert b.returncode == 0
+
+def test_trainer_killed_and_resumed_workers_reconnect(tmp_path):
+    port = free_port()
+    args = ['--steps', '60', '--n_prompts', '8', '--max_len', '200', '--max_staleness', '2', '--eval_every', '60', '--save_every', '5']
+    t = trainer(tmp_path, port, *args)
+    ws = [worker(port), worker(port)]
+    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    wait_for(lambda: version(c) >= 12, what='12 steps')
+    t.send_signal(signal.SIGKILL); t.wait()
+    ck = torch.load(tmp_path / 't' / CKPT, weights_only=True)
+    s = ck['step']
+    assert 10 <= s < 60 and s % 5 == 0
+    t = start('--resume', str(tmp_path / 't'))                       # the same address, from the saved config
+    quick = Client(f'http://127.0.0.1:{port}', TOKEN, patience=0)    # polls faster than the workers' backoff
+    def probe():
+        try: return quick.weights(s)
+        except (ConnectionError, OSError): return None
+    w, meta = wait_for(probe, every=0.02, what='the restarted trainer')
+    assert meta == {'version': s}                                    # serves the checkpoint's step as its version
+    for k, v in ck['policy'].items(): torch.testing.assert_close(w[k], v, rtol=0, atol=0)
+    out = t.communicate(timeout=300)[0]
+    assert t.returncode == 0, out[-3000:]
+    end = final_stats(out)
+    assert end['version'] == 60 and end['trained'] == 60 - s and balanced(end)
+    log = read_log(tmp_path / 't')
+    assert log['step'] == list(range(0, 61))
+    for p in ws:
+        p.communicate(timeout=60)
+        assert p.returncode == 0
+    assert torch.load(tmp_path / 't' / CKPT, weights_only=True)['step'] == 60
+
+def cartpole_batch(n_prompts, max_len) -> dict:
+    cfg = Config(n_prompts=n_prompts, max_len=max_len)
+    task, policy, *_ = build(cfg)
+    b = task.rollout(policy, cfg, seed=0, generator=torch.Generator().manual_seed(0))
+    task.close()
+    return batch_tensors(b)
+
+def test_batch_without_snapshot_is_dropped_and_counted(tmp_path):
+    "After a restart the trainer holds only its checkpoint's version: a batch of the version before is within max_staleness, has no snapshot, and is dropped."
+    port, ok = free_port(), cartpole_batch(4, 50)
+    t = trainer(tmp_path, port, *SMALL, '--steps', '100', '--max_staleness', '2', '--save_every', '5', '--eval_every', '100')
+    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    while version(c) < 6: submit_valid(c, ok)
+    t.send_signal(signal.SIGKILL); t.wait()
+    t = start('--resume', str(tmp_path / 't'))
+    assert version(c) == 5
+    status, msg = post(c, pack(ok, {'version': 4}))
+    assert status == 202, (status, msg)
+    wait_for(lambda: c.json('/stats')['dropped'] == 1, what='the drop')
+    s = c.json('/stats')
+    assert s['trained'] == 0 and s['version'] == 5 and balanced(s)      # dropped, never trained on
+    submit_valid(c, ok)
+    wait_for(lambda: version(c) == 6, what='a step on a valid batch')
+    assert read_log(tmp_path / 't')['step'][-1] == 6
+    stop(t)
+
+def test_sigterm_finishes_the_step_and_checkpoints(tmp_path):
+    port = free_port()
+    t = trainer(tmp_path, port, '--steps', '1000', '--n_prompts', '8', '--max_len', '100', '--max_staleness', '2', '--save_every', '1000')
+    w = worker(port, '--patience', '3')
+    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    wait_for(lambda: version(c) >= 5, what='5 steps')
+    out = stop(t, signal.SIGTERM)
+    assert t.returncode == 0 and 'SIGTERM: finishing this step' in out, out[-3000:]
+    step = torch.load(tmp_path / 't' / CKPT, weights_only=True)['step']
+    assert step >= 5 and read_log(tmp_path / 't')['step'][-1] == step == final_stats(out)['version']
+    w.communicate(timeout=60)
+
+def test_load_8_workers_queue_bounded_nothing_lost(tmp_path):
+    port = free_port()
+    t = trainer(tmp_path, port, '--steps', '100000', '--n_prompts', '4', '--max_len', '100', '--max_staleness', '1',
+                '--eval_every', '100000', '--save_every', '100000')
+    ws = [worker(port, '--patience', '3') for _ in range(8)]
+    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    wait_for(lambda: version(c) >= 1, what='the first step')
+    t0, depths = time.monotonic(), []
+    while time.monotonic() - t0 < 30:
+        s = c.json('/stats'); depths.append(s['queue'])
+        assert s['queue'] <= s['bound'] == 2 and s['queue_max'] <= 2
+        time.sleep(0.25)
+    out = stop(t)
+    assert t.returncode == 0, out[-3000:]
+    end = final_stats(out)
+    outs = [p.communicate(timeout=60)[0] for p in ws]
+    last = [o.strip().splitlines()[-1] for o in outs]
+    accepted = sum(ast.literal_eval(l[l.rindex('{'):])['accepted'] for l in last)
+    assert end['queue_max'] <= 2 and balanced(end)
+    assert accepted == end["trained"] + end["queue"] and end["dropped"] == 0, (accepted, end, last)   # every accepted batch is trained or still queued
+    assert end['trained'] >= 10 and len(end['by_worker']) == 8, end
+    print(f"8 workers, 30 s: {end}")
+
+@pytest.mark.parametrize('args, message', [
+    (['--role', 'trainer', '--host', '0.0.0.0'], "refusing to listen on 0.0.0.0 without a token"),
+    (['--role', 'rollout'], "role rollout needs the trainer's address"),
+    (['--role', 'rollout', '--trainer_url', 'ftp://x'], "trainer_url must look like http://HOST:PORT"),
+    (['--max_staleness', '-1'], "max_staleness must be 0 or positive"),
+    (['--role', 'boss'], "unknown role 'boss'"),
+])
+def test_transport_config_errors_are_one_line(args, message):
+    p = start(*args, token='')
+    out = p.communicate(timeout=120)[0].strip()
+    assert p.returncode == 2 and message in out.splitlines()[-1] and 'Traceback' not in out, out[-2000:]
