@@ -4,8 +4,9 @@
     python bench/lm_rung.py --config configs/gsm8k_tiny_cpu.yaml
     python bench/lm_rung.py --config configs/countdown_ppo_tiny_cpu.yaml --threads 1   # extra keys go to the run
 
-Builds the tiny model first if it is not cached (timed separately), then trains with the config unchanged. Copies
-the run's log to bench/results/<config>_log.csv and writes bench/results/<config>.md: held-out greedy accuracy at
+Builds the tiny model first if it is not cached (timed separately), then trains with the config and any extra keys.
+Copies the run's log to bench/results/<name>_log.csv and writes bench/results/<name>.md (<name>: --label, else the
+config file's name): held-out greedy accuracy at
 the start, at its peak and at the end, Fisher's one-sided p against the start, the training wall time, and the
 trainer's time breakdown.
 """

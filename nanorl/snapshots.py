@@ -4,7 +4,7 @@
 
 # %% ../nbs/11_snapshots.ipynb #ffaabd6d
 from __future__ import annotations
-import contextlib
+import contextlib, math
 from collections import OrderedDict
 import torch
 from torch import nn, Tensor
