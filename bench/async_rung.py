@@ -48,7 +48,7 @@ def main():
     counters = json.loads([l for l in lines if l.startswith('trainer: stopped')][-1].split('; ', 1)[1])
     text = f"Trainer and {args.workers} workers from `{args.config}`, {int(log['step'][-1])} steps, {wall / 60:.1f} min of wall time (process start included). "
     if cfg.task != 'cartpole':
-        from nanorl.lm import rung_report
+        from nanorl.lmtask import rung_report
         rows = [('async (this run)', rung_report(log, cfg.n_eval))]
         if args.sync_log: rows.append(('sync (bench/lm_rung.py)', rung_report(read_log_csv(ROOT / args.sync_log), cfg.n_eval)))
         table = [f"| held-out greedy accuracy ({cfg.n_eval} problems) | start | peak (step) | final | Fisher p, final > start |", '|---|---|---|---|---|']

@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from nanorl.lm import rung_report
+from nanorl.lmtask import rung_report
 from nanorl.train import read_log
 
 RUNS = [  # (algorithm, what it learns from, models in memory, the run's config and log name)

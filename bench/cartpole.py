@@ -32,7 +32,7 @@ def run_one(algo: str, seed: int, out_dir: str) -> dict:
     if proc.returncode: raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
     log = read_log(Path(out_dir) / f'{algo}_s{seed}')
     evals = [v for v in log['eval_return'] if not math.isnan(v)]
-    return {'algo': algo, 'seed': seed, 'solved': bool(evals) and evals[-1] >= TASKS['cartpole'].solved_at,
+    return {'algo': algo, 'seed': seed, 'solved': bool(evals) and evals[-1] >= TASKS['cartpole']().solved_at,
             'wall_s': round(wall, 2), 'train_steps': int(log['step'][-1]), 'env_steps': int(log['env_steps'][-1]),
             'rollout_steps_per_s': round(log['env_steps'][-1] / sum(t for t in log['t_rollout'] if not math.isnan(t))),
             'final_eval_return': evals[-1] if evals else math.nan}

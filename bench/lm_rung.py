@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from nanorl.train import from_dict, load_yaml, read_log, time_breakdown
-from nanorl.lm import rung_report
+from nanorl.lmtask import rung_report
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])

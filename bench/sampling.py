@@ -15,7 +15,7 @@ from transformers import GenerationConfig
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from nanorl.model import HFPolicy, left_pad
-from nanorl.tiny import build_model, build_tokenizer, save_model
+from nanorl.model import build_model, build_tokenizer, save_model
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])

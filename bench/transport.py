@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import torch
 from nanorl.train import TASKS, Config, build, read_log
-from nanorl.snapshots import weights_of
+from nanorl.model import weights_of
 from nanorl.serve import Client, TrainerSource, batch_tensors, pack, unpack
 
 RESULTS = ROOT / 'bench/results'

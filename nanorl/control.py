@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 from torch import nn, Tensor
-from .core import Batch
+from .core import Batch, grouped
 from .loss import entropy
 
 # %% auto #0
@@ -30,7 +30,11 @@ class MLPPolicy(nn.Module):
     def __init__(self, obs_dim: int, n_actions: int, hidden: int = 64):
         super().__init__()
         self.net = mlp([obs_dim, hidden, hidden, n_actions], out_gain=0.01)
+        self.dtype = torch.float32         # the precision forward passes compute in (chapter 11 samples in bfloat16)
     def forward(self, obs: Tensor) -> Tensor: return self.net(obs)
+    def autocast(self):
+        "A context in which forward passes compute in `self.dtype` (a no-op in float32)."
+        return torch.autocast('cpu', dtype=self.dtype, enabled=self.dtype != torch.float32)
     def score(self, obs: Tensor, act: Tensor, obs_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         "Logprob of each taken action and the policy's entropy, `[..., T]` each (`obs_mask` is for token policies)."
         logits = self(obs)
@@ -85,10 +89,10 @@ def rollout(policy: nn.Module, envs: gym.vector.VectorEnv, n_prompts: int, group
         if not alive.any(): break
     last_obs[alive] = obs[alive]          # still running: cut by max_steps
     T = t + 1
-    g = lambda x: torch.as_tensor(x[:T]).transpose(0, 1).reshape(n_prompts, group_size, T, *x.shape[2:])
+    g = lambda x: grouped(torch.as_tensor(x[:T]).transpose(0, 1), group_size)   # time-major to [P, G, T, ...]
     return Batch(obs=g(obs_buf), act=g(act_buf), logp=g(logp_buf), reward=g(rew_buf), mask=g(mask_buf),
-                 terminated=torch.as_tensor(terminated).view(n_prompts, group_size),
-                 last_obs=torch.as_tensor(last_obs).view(n_prompts, group_size, -1))
+                 terminated=grouped(torch.as_tensor(terminated), group_size),
+                 last_obs=grouped(torch.as_tensor(last_obs), group_size))
 
 # %% ../nbs/04_control.ipynb #c1d11ae5
 def evaluate(policy: nn.Module, env_id: str, n_episodes: int = 20, seed: int = 10_000, max_steps: int = 500) -> float:

@@ -9,8 +9,8 @@ import torch
 from torch import Tensor
 
 # %% auto #0
-__all__ = ['AGG_MODES', 'Trajectory', 'Batch', 'make_batch', 'masked_sum', 'masked_mean', 'masked_var', 'masked_whiten',
-           'loss_norm', 'aggregate', 'micro_batches', 'did_you_mean']
+__all__ = ['AGG_MODES', 'Trajectory', 'Batch', 'grouped', 'make_batch', 'masked_sum', 'masked_mean', 'masked_var',
+           'masked_whiten', 'loss_norm', 'aggregate', 'micro_batches', 'did_you_mean']
 
 # %% ../nbs/01_core.ipynb #f590f1c3
 @dataclass
@@ -57,13 +57,17 @@ def _pad(xs: list[Tensor], T: int) -> Tensor:
     for i, x in enumerate(xs): out[i, :len(x)] = x
     return out
 
+def grouped(x: Tensor, group_size: int) -> Tensor:
+    "`x` with its leading axis of `n_prompts * group_size` rows (group-major) split into `[n_prompts, group_size]`."
+    return x.reshape(-1, group_size, *x.shape[1:])
+
 def make_batch(trajs: list[Trajectory], group_size: int = 1) -> Batch:
     "Pad `trajs` (group-major: the `group_size` samples of prompt 0 first) into a `Batch`."
     if group_size < 1 or len(trajs) % group_size:
         raise ValueError(f"{len(trajs)} trajectories do not split into groups of {group_size}; "
                          f"pass n_prompts * group_size trajectories in group-major order")
-    P, T = len(trajs) // group_size, max(len(t) for t in trajs)
-    g = lambda x: x.view(P, group_size, *x.shape[1:])
+    T = max(len(t) for t in trajs)
+    g = lambda x: grouped(x, group_size)
     last = [t.last_obs if t.last_obs is not None else torch.zeros_like(t.obs[0]) for t in trajs]
     return Batch(obs=g(_pad([t.obs for t in trajs], T)), act=g(_pad([t.act for t in trajs], T)),
                  logp=g(_pad([t.logp for t in trajs], T)), reward=g(_pad([t.reward for t in trajs], T)),

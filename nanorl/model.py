@@ -4,18 +4,58 @@
 
 # %% ../nbs/06_model.ipynb #9a13e958
 from __future__ import annotations
-import contextlib
+import contextlib, math, os, typing
+from dataclasses import dataclass
+from pathlib import Path
 import torch
 from torch import nn, Tensor
-from transformers import AutoModelForCausalLM, AutoTokenizer
-from transformers.utils import logging as hf_logging
+from fastcore.basics import patch
 from .core import micro_batches
 from .loss import entropy
 from .control import gumbel
+from .loop import check_choice, check_rules, knob
+from .loop import LoopConfig
 
 # %% auto #0
-__all__ = ['LORA_TARGETS', 'ModelLoadError', 'load_pretrained', 'stop_token_ids', 'HFPolicy', 'encode', 'left_pad', 'positions',
-           'generate', 'score', 'join', 'add_lora', 'adapter_state', 'load_adapter']
+__all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'build_tokenizer', 'build_model', 'save_model', 'ModelLoadError',
+           'load_pretrained', 'stop_token_ids', 'HFPolicy', 'left_pad', 'positions', 'join', 'add_lora', 'weights_of',
+           'WeightsMismatch', 'check_weights', 'load_weights', 'LMConfig']
+
+# %% ../nbs/06_model.ipynb #269b0322
+PAD, EOS = '<pad>', '<eos>'
+TAGS = ['<answer>', '</answer>']
+
+def build_tokenizer(texts: list[str], vocab_size: int = 320):
+    "A byte-level BPE `PreTrainedTokenizerFast` trained on `texts` with Qwen2's text splitting (one token per digit)."
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast, Qwen2Tokenizer
+    qwen2 = Qwen2Tokenizer(vocab={PAD: 0}, merges=[]).backend_tokenizer
+    tok = Tokenizer(models.BPE())
+    tok.normalizer, tok.pre_tokenizer, tok.decoder = qwen2.normalizer, qwen2.pre_tokenizer, qwen2.decoder
+    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[PAD, EOS],
+                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok.add_tokens(TAGS)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token=PAD, eos_token=EOS)
+
+# %% ../nbs/06_model.ipynb #418f7fdf
+def build_model(tokenizer, hidden: int = 96, layers: int = 4, heads: int = 4, kv_heads: int = 2,
+                max_positions: int = 256, seed: int = 0):
+    "A randomly initialised Qwen2 causal LM sized for a CPU, with untied input and output embeddings."
+    from transformers import AutoModelForCausalLM, Qwen2Config
+    cfg = Qwen2Config(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=4 * hidden,
+                      num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
+                      max_position_embeddings=max_positions, tie_word_embeddings=False,
+                      pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, bos_token_id=None)
+    torch.manual_seed(seed)
+    return AutoModelForCausalLM.from_config(cfg)
+
+def save_model(model, tokenizer, path: str | os.PathLike) -> Path:
+    "Save weights, config and tokenizer so that `from_pretrained(path)` loads them back."
+    from transformers.utils import logging as hf_logging
+    path = Path(path); path.mkdir(parents=True, exist_ok=True)
+    hf_logging.disable_progress_bar()
+    model.save_pretrained(path); tokenizer.save_pretrained(path)
+    return path
 
 # %% ../nbs/06_model.ipynb #81c47135
 class ModelLoadError(ValueError):
@@ -23,15 +63,17 @@ class ModelLoadError(ValueError):
 
 def load_pretrained(name_or_dir: str):
     "Tokenizer and fp32 causal LM from a hub id or a local folder, or a `ModelLoadError`."
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
     hf_logging.disable_progress_bar()
     try:
         tokenizer = AutoTokenizer.from_pretrained(name_or_dir)
         model = AutoModelForCausalLM.from_pretrained(name_or_dir, dtype=torch.float32)
     except (OSError, ValueError, KeyError) as e:
         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
-        raise ModelLoadError(f"cannot load model {name_or_dir!r} ({first}); pass a hub id such as Qwen/Qwen3-0.6B on a "
-                             f"machine that reaches the hub, or a local folder with config.json and weights "
-                             f"(python -m nanorl.tiny builds one offline)") from None
+        raise ModelLoadError(f"cannot load model {name_or_dir!r} ({first}); pass a hub id such as Qwen/Qwen3-0.6B "
+                             f"on a machine that reaches the hub, or a local folder with config.json and weights "
+                             f"(--model tiny builds one offline)") from None
     if tokenizer.pad_token_id is None: tokenizer.pad_token = tokenizer.eos_token
     return tokenizer, model
 
@@ -47,7 +89,8 @@ class HFPolicy(nn.Module):
     "A causal LM as a policy over tokens: `generate` samples completions, `score` returns their logprobs."
     def __init__(self, model, tokenizer, temperature: float = 1.0, dtype: torch.dtype = torch.float32):
         super().__init__()
-        if temperature <= 0: raise ValueError(f"temperature must be positive, got {temperature}; use greedy=True for argmax decoding")
+        if temperature <= 0:
+            raise ValueError(f"temperature must be positive, got {temperature}; use greedy=True for argmax decoding")
         self.model, self.tokenizer, self.temperature, self.dtype = model, tokenizer, temperature, dtype
         self.stop_ids = stop_token_ids(tokenizer, model)
         self.pad_id = tokenizer.pad_token_id
@@ -69,6 +112,7 @@ class HFPolicy(nn.Module):
         return torch.autocast(device_type=next(self.parameters()).device.type, dtype=self.dtype)
 
 # %% ../nbs/06_model.ipynb #aefea872
+@patch
 def encode(self: HFPolicy, prompts: list[str]) -> list[list[int]]:
     "Token ids of each prompt, through the chat template when the tokenizer has one."
     tok = self.tokenizer
@@ -77,7 +121,12 @@ def encode(self: HFPolicy, prompts: list[str]) -> list[list[int]]:
                  for p in prompts]
         return [tok(t, add_special_tokens=False)['input_ids'] for t in texts]
     return [tok(p, add_special_tokens=False)['input_ids'] for p in prompts]
-HFPolicy.encode = encode
+
+@patch
+def decode(self: HFPolicy, out: dict) -> list[str]:
+    "Completion texts of `generate`'s output, special tokens (stop tokens, padding) removed."
+    return [self.tokenizer.decode(t[:int(m.sum())].tolist(), skip_special_tokens=True)
+            for t, m in zip(out['tokens'], out['mask'])]
 
 # %% ../nbs/06_model.ipynb #65cb6997
 def left_pad(seqs: list[list[int]], pad_id: int) -> tuple[Tensor, Tensor]:
@@ -93,6 +142,7 @@ def positions(mask: Tensor) -> Tensor:
     return (mask.cumsum(-1) - 1).clamp(min=0)
 
 # %% ../nbs/06_model.ipynb #56a49412
+@patch
 @torch.no_grad()
 def _generate_chunk(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, generator, greedy: bool):
     ids, attn = left_pad(prompt_ids, self.pad_id)
@@ -111,11 +161,13 @@ def _generate_chunk(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens:
         if done.all(): break
         attn = torch.cat([attn, torch.ones(B, 1, dtype=attn.dtype)], 1)
         with self.autocast():
-            out = self.model(input_ids=act[:, None], attention_mask=attn, position_ids=nxt[:, None], cache=cache, use_cache=True)
+            out = self.model(input_ids=act[:, None], attention_mask=attn, position_ids=nxt[:, None], cache=cache,
+                             use_cache=True)
         cache, logits, nxt = out.cache, out.logits[:, -1], nxt + 1
     mask = torch.stack(masks, 1).float()
     return torch.stack(tokens, 1), torch.stack(logps, 1) * mask, mask, ~done
 
+@patch
 def generate(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, generator: torch.Generator | None = None,
              greedy: bool = False, batch_size: int = 0) -> dict[str, Tensor]:
     """Sample a completion per prompt, `batch_size` prompts at a time (0: all at once). Returns `tokens`, `logp`,
@@ -124,21 +176,21 @@ def generate(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, g
               for s in micro_batches(len(prompt_ids), batch_size)]
     T = max(c[0].shape[1] for c in chunks)
     pad = lambda x, v: torch.nn.functional.pad(x, (0, T - x.shape[1]), value=v)
-    return {'tokens': torch.cat([pad(c[0], self.pad_id) for c in chunks]), 'logp': torch.cat([pad(c[1], 0.) for c in chunks]),
-            'mask': torch.cat([pad(c[2], 0.) for c in chunks]), 'truncated': torch.cat([c[3] for c in chunks])}
-HFPolicy._generate_chunk, HFPolicy.generate = _generate_chunk, generate
+    return {'tokens': torch.cat([pad(c[0], self.pad_id) for c in chunks]),
+            'logp': torch.cat([pad(c[1], 0.) for c in chunks]), 'mask': torch.cat([pad(c[2], 0.) for c in chunks]),
+            'truncated': torch.cat([c[3] for c in chunks])}
 
 # %% ../nbs/06_model.ipynb #c6341df7
+@patch
 def score(self: HFPolicy, obs: Tensor, act: Tensor, obs_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
     "Logprob of each completion token `act` (`[N, T]`, the last T columns of `obs`) and the entropy at each step."
     mask = torch.ones_like(obs) if obs_mask is None else obs_mask.long()
     T = act.shape[-1]
     with self.autocast():
-        logits = self.model(input_ids=obs, attention_mask=mask, position_ids=positions(mask), logits_to_keep=T + 1,
-                            use_cache=False).logits
+        logits = self.model(input_ids=obs, attention_mask=mask, position_ids=positions(mask),
+                            logits_to_keep=T + 1, use_cache=False).logits
     logits = logits[:, :-1].float() / self.temperature
     return logits.log_softmax(-1).gather(-1, act.unsqueeze(-1)).squeeze(-1), entropy(logits)
-HFPolicy.score = score
 
 def join(prompt_ids: list[list[int]], out: dict, pad_id: int) -> tuple[Tensor, Tensor]:
     "`obs` and `obs_mask` for `score`: left-padded prompts followed by the completions in `out`."
@@ -151,16 +203,59 @@ LORA_TARGETS = ('q_proj', 'k_proj', 'v_proj', 'o_proj')
 def add_lora(model, rank: int = 8, alpha: float = 16.0, targets=LORA_TARGETS):
     "Wrap `model` with a LoRA adapter of rank `rank` on the modules named in `targets`; only the adapter trains."
     from peft import LoraConfig, get_peft_model
-    return get_peft_model(model, LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(targets), lora_dropout=0.0, bias='none'))
+    return get_peft_model(model, LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(targets), lora_dropout=0.0,
+                                            bias='none'))
 
-def adapter_state(policy: HFPolicy) -> dict[str, Tensor]:
-    "The trainable parameters only (the LoRA adapter, or every weight without LoRA), detached copies."
-    return {n: p.detach().clone() for n, p in policy.model.named_parameters() if p.requires_grad}
+# %% ../nbs/06_model.ipynb #b0a11003
+def weights_of(policy: nn.Module) -> dict[str, Tensor]:
+    "Detached copies of the trainable tensors: the LoRA adapter when LoRA is on, every weight otherwise."
+    return {n: p.detach().clone() for n, p in policy.named_parameters() if p.requires_grad}
 
-def load_adapter(policy: HFPolicy, state: dict[str, Tensor]):
-    "Copy `state` (from `adapter_state`) into the policy's parameters of the same names; every name must match."
-    params = dict(policy.model.named_parameters())
-    missing = [n for n in state if n not in params]
-    if missing: raise KeyError(f"{len(missing)} adapter tensors have no parameter here, e.g. {missing[0]!r}; was the adapter built with the same lora_rank and targets?")
-    with torch.no_grad():
-        for n, v in state.items(): params[n].copy_(v)
+class WeightsMismatch(ValueError):
+    "Weights that do not fit the policy; the message names the first tensor that is wrong."
+
+def check_weights(policy: nn.Module, state: dict[str, Tensor]):
+    "Raise `WeightsMismatch` unless `state` has exactly the policy's trainable names, shapes and dtypes, all finite."
+    params = {n: p for n, p in policy.named_parameters() if p.requires_grad}
+    if missing := sorted(set(params) - set(state)):
+        raise WeightsMismatch(f"{len(missing)} tensors missing, e.g. {missing[0]!r}")
+    if extra := sorted(set(state) - set(params)):
+        raise WeightsMismatch(f"{len(extra)} unknown tensors, e.g. {extra[0]!r}; "
+                              f"was it built with the same model and lora_rank?")
+    for n, v in state.items():
+        p = params[n]
+        if v.dtype != p.dtype: raise WeightsMismatch(f"tensor {n!r} has dtype {v.dtype}, expected {p.dtype}")
+        if v.shape != p.shape: raise WeightsMismatch(f"tensor {n!r} has shape {list(v.shape)}, expected {list(p.shape)}")
+        if not torch.isfinite(v).all(): raise WeightsMismatch(f"tensor {n!r} holds NaN or inf")
+
+@torch.no_grad()
+def load_weights(policy: nn.Module, state: dict[str, Tensor]):
+    "Copy a version (from `weights_of`) into the policy, after `check_weights`."
+    check_weights(policy, state)
+    params = dict(policy.named_parameters())
+    for n, v in state.items(): params[n].copy_(v)
+
+# %% ../nbs/06_model.ipynb #b0a11005
+@dataclass
+class LMConfig(LoopConfig):
+    "The language model's knobs (chapter 06)."
+    model: str = knob('tiny', "language tasks: hub id or local folder, or 'tiny' for the small model built offline")
+    temperature: float = knob(1.0, "language tasks: sampling temperature (scoring divides by the same)")
+    gen_batch_size: int = knob(0, "language tasks: prompts per generate call; 0 = all at once")
+    lora_rank: int = knob(0, "language tasks: LoRA rank; 0 = train every weight")
+    lora_alpha: float = knob(16.0, "language tasks: LoRA alpha")
+    dtype: str = knob('float32', "language tasks: compute dtype, float32 or bfloat16 (weights stay float32)")
+    grad_ckpt: bool = knob(False, "language tasks: gradient checkpointing")
+    n_eval: int = knob(256, "language tasks: held-out problems per greedy evaluation")
+
+    def check(self):
+        super().check()
+        check_choice('dtype', self.dtype, ('float32', 'bfloat16'))
+        check_rules(self, [('gen_batch_size', lambda v: v >= 0, "0 (off) or positive"),
+                           ('lora_rank', lambda v: v >= 0, "0 (off) or positive"),
+                           ('n_eval', lambda v: v >= 1, "at least 1"),
+                           *[(k, lambda v: 0 < v < math.inf, "positive") for k in ('temperature', 'lora_alpha')]])
+
+    def resume_keys(self) -> list[str]:
+        keys = [*super().resume_keys(), 'model', 'lora_rank', 'lora_alpha']
+        return keys + ['seed'] if self.model == 'tiny' and self.task_kind == 'language' else keys

@@ -8,14 +8,17 @@ import codecs, hashlib, json, math, os, sys, time
 from pathlib import Path
 import torch
 import torch.nn.functional as F
-from .core import Batch, masked_sum
-from .train import OBJECTIVES, RL, ConfigError, Objective, score_all
+from dataclasses import dataclass
+from .core import Batch, grouped, masked_sum
+from .loop import ConfigError, check_rules, knob
+from .loop import OBJECTIVES, RL, Objective, Prepared, score_all
+from .model import LMConfig
 from .tiny import cache_dir, encode_pairs, gold_completion, sft_loss
 
 # %% auto #0
 __all__ = ['FIELDS', 'SFT', 'PREF_PRESETS', 'check_row', 'read_jsonl', 'write_jsonl', 'text_batch', 'sample_rows', 'sft_sample',
-           'preference_loss', 'pref_accuracy', 'seq_logp', 'pair_sample', 'pair_prepare', 'pair_loss',
-           'preference_pairs', 'build_data', 'load_data']
+           'use_data', 'preference_loss', 'pref_accuracy', 'seq_logp', 'pair_sample', 'pair_prepare', 'pair_loss',
+           'preference_pairs', 'build_data', 'load_data', 'PrefConfig']
 
 # %% ../nbs/09_prefs.ipynb #26791a45
 FIELDS = {'sft': ('prompt', 'completion'), 'dpo': ('prompt', 'chosen', 'rejected'), 'ipo': ('prompt', 'chosen', 'rejected')}
@@ -59,12 +62,12 @@ def write_jsonl(rows: list[dict], path: str | Path) -> Path:
 def text_batch(policy, prompts: list[str], completions: list[str], group_size: int) -> Batch:
     "A `Batch` `[len(completions) // group_size, group_size, T]` of prompt/completion texts (EOS appended)."
     enc = encode_pairs(policy, prompts, completions)
-    g = lambda x: x.view(-1, group_size, *x.shape[1:])
+    g = lambda x: grouped(x, group_size)
     P = len(completions) // group_size
-    return Batch(obs=g(enc['obs']), act=g(enc['act']), logp=torch.zeros_like(g(enc['mask'])),
-                 reward=torch.full_like(g(enc['mask']), math.nan), mask=g(enc['mask']),
+    return Batch(obs=g(enc.obs), act=g(enc.act), logp=torch.zeros_like(g(enc.mask)),
+                 reward=torch.full_like(g(enc.mask), math.nan), mask=g(enc.mask),
                  terminated=torch.ones(P, group_size, dtype=torch.bool), last_obs=torch.zeros(P, group_size, 1),
-                 obs_mask=g(enc['obs_mask']))
+                 obs_mask=g(enc.obs_mask))
 
 # %% ../nbs/09_prefs.ipynb #1dc91830
 def sample_rows(task, cfg, generator) -> list[dict]:
@@ -75,8 +78,14 @@ def sft_sample(task, policy, cfg, seed, generator) -> Batch:
     rows = sample_rows(task, cfg, generator)
     return text_batch(policy, [r['prompt'] for r in rows], [r['completion'] for r in rows], 1)
 
-SFT = Objective(sample=sft_sample, prepare=lambda batch, policy, critic, ref, cfg: batch.flat(), norm=RL.norm,
-                loss=lambda policy, critic, mb, norm, cfg: (sft_loss(policy, mb, cfg.loss_agg, norm), {}))
+def use_data(task, policy, cfg):
+    "Before training: read (or build) the run's data, and score at temperature 1."
+    task.data_rows = load_data(task, policy, cfg)
+    policy.temperature = 1.0            # the losses fit the model itself; temperature only shaped the sampled pairs
+
+SFT = Objective(sample=sft_sample, prepare=lambda batch, policy, critic, ref, cfg: Prepared.of(batch), norm=RL.norm,
+                loss=lambda policy, critic, mb, norm, cfg: (sft_loss(policy, mb, cfg.loss_agg, norm), {}),
+                sampled=False, setup=use_data)
 OBJECTIVES['sft'] = SFT
 
 # %% ../nbs/09_prefs.ipynb #bb446d18
@@ -96,8 +105,9 @@ def seq_logp(logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     "Sequence logprobs `[pairs, 2]` from token logprobs and mask `[pairs * 2, T]`."
     return masked_sum(logp, mask, dim=-1).view(-1, 2)
 
-def _flat(d: dict) -> dict:
-    return {k: d[k].flatten(0, 1) for k in ('obs', 'obs_mask', 'act', 'mask')}
+def _flat(d: Prepared) -> tuple:
+    "`obs`, `act`, `obs_mask` and `mask` of `[pairs, 2, ...]` pairs as `[pairs * 2, ...]` sequences."
+    return d.obs.flatten(0, 1), d.act.flatten(0, 1), d.obs_mask.flatten(0, 1), d.mask.flatten(0, 1)
 
 def pair_sample(task, policy, cfg, seed, generator) -> Batch:
     rows = sample_rows(task, cfg, generator)
@@ -105,39 +115,39 @@ def pair_sample(task, policy, cfg, seed, generator) -> Batch:
                       [r[k] for r in rows for k in ('chosen', 'rejected')], 2)
 
 @torch.no_grad()
-def pair_prepare(batch, policy, critic, ref, cfg) -> dict:
-    "The batch as `[pairs, 2, ...]` tensors, with the reference's sequence logprobs and the number of pairs."
-    d = {k: v for k, v in vars(batch).items() if v is not None}
-    flat = _flat(d)
-    d['ref_seq_logp'] = seq_logp(score_all(ref, flat, cfg.micro_batch * 2), flat['mask'])
-    d['n_units'] = torch.tensor(float(batch.n_prompts))
+def pair_prepare(batch, policy, critic, ref, cfg) -> Prepared:
+    "The batch as `[pairs, 2, ...]` rows, with the reference's sequence logprobs; statistics are per pair."
+    d = Prepared(obs=batch.obs, act=batch.act, mask=batch.mask, obs_mask=batch.obs_mask, n_units=float(batch.n_prompts))
+    obs, act, obs_mask, mask = _flat(d)
+    d.ref_seq_logp = seq_logp(score_all(ref, obs, act, obs_mask, size=cfg.micro_batch * 2), mask)
     return d
 
-def pair_loss(policy, critic, mb: dict, norm: float, cfg) -> tuple[torch.Tensor, dict]:
+def pair_loss(policy, critic, mb: Prepared, norm: float, cfg) -> tuple[torch.Tensor, dict]:
     "DPO or IPO loss of a micro-batch of pairs (summed, divided by the minibatch's pair count) and per-pair statistics."
-    flat = _flat(mb)
-    logp, _ = policy.score(flat['obs'], flat['act'], flat['obs_mask'])
-    seq = seq_logp(logp, flat['mask'])
-    loss, margin = preference_loss(seq[:, 0], seq[:, 1], mb['ref_seq_logp'][:, 0], mb['ref_seq_logp'][:, 1], cfg.beta, cfg.algo)
+    obs, act, obs_mask, mask = _flat(mb)
+    logp, _ = policy.score(obs, act, obs_mask)
+    seq = seq_logp(logp, mask)
+    ref_seq = mb.ref_seq_logp
+    loss, margin = preference_loss(seq[:, 0], seq[:, 1], ref_seq[:, 0], ref_seq[:, 1], cfg.beta, cfg.algo)
     stats = {'chosen_logp': seq[:, 0], 'rejected_logp': seq[:, 1], 'margin': margin, 'pref_acc': pref_accuracy(margin)}
     return loss.sum() / norm, {k: float(v.detach().sum()) for k, v in stats.items()}
 
-OBJECTIVES['dpo'] = OBJECTIVES['ipo'] = Objective(sample=pair_sample, prepare=pair_prepare, loss=pair_loss, needs_ref=True,
-                                                   norm=lambda mask, cfg: float(mask.shape[0]))
+OBJECTIVES['dpo'] = OBJECTIVES['ipo'] = Objective(sample=pair_sample, prepare=pair_prepare, loss=pair_loss,
+                                                   norm=lambda mask, cfg: float(mask.shape[0]), needs_ref=True,
+                                                   sampled=False, setup=use_data)
 
 # %% ../nbs/09_prefs.ipynb #1f4f2467
 @torch.no_grad()
 def preference_pairs(policy, llm_task, rows: list[dict], group_size: int, max_len: int, generator: torch.Generator,
                      batch_size: int = 256, progress: bool = False) -> list[dict]:
-    "`{prompt, chosen, rejected, chosen_reward, rejected_reward}` from `group_size` samples per row, ranked by the task's reward."
+    "`{prompt, chosen, rejected, chosen_reward, rejected_reward}` from `group_size` samples per row, ranked by reward."
     from tqdm import tqdm
-    from nanorl.lm import decode
     pairs, per_call = [], max(1, batch_size // group_size)
     for s in tqdm(range(0, len(rows), per_call), disable=not progress, desc='preference pairs'):
         chunk = rows[s:s + per_call]
         prompts = [llm_task.build_prompt(r) for r in chunk]
         out = policy.generate([ids for ids in policy.encode(prompts) for _ in range(group_size)], max_len, generator=generator)
-        texts = decode(policy, out)
+        texts = policy.decode(out)
         for i, (row, prompt) in enumerate(zip(chunk, prompts)):
             done = [j for j in range(i * group_size, (i + 1) * group_size) if not out['truncated'][j]]   # cut samples never ended
             if len(done) < 2: continue
@@ -157,14 +167,18 @@ def build_data(task, policy, cfg) -> Path:
                            cfg.run_dir / 'sft_data.jsonl')
     model = Path(task.model_path).resolve()       # the tiny model's folder name carries its recipe and version
     key = f"{model.name}-{hashlib.sha1(str(model).encode()).hexdigest()[:8]}"
-    path = cache_dir() / f"pairs-{task.name}-{key}-s{cfg.seed}-g{cfg.group_size}-len{cfg.max_len}-temp{cfg.temperature:g}-n{len(rows)}.jsonl"
+    path = cache_dir() / (f"pairs-{task.name}-{key}-s{cfg.seed}-g{cfg.group_size}-len{cfg.max_len}"
+                          f"-temp{cfg.temperature:g}-n{len(rows)}.jsonl")
     if not path.is_file():
         t0 = time.perf_counter()
         pairs = preference_pairs(policy, llm, rows, cfg.group_size, cfg.max_len, torch.Generator().manual_seed(cfg.seed),
                                  progress=cfg.progress)
-        if not pairs: raise ConfigError(f"no preference pairs: every group of {cfg.group_size} samples scored alike; raise group_size or temperature, or pass --data")
+        if not pairs:
+            raise ConfigError(f"no preference pairs: every group of {cfg.group_size} samples scored alike; "
+                              f"raise group_size or temperature, or pass --data")
         write_jsonl(pairs, path)
-        print(f"nanorl: built {len(pairs)} preference pairs from {len(rows)} prompts in {time.perf_counter() - t0:.0f} s -> {path}")
+        print(f"nanorl: built {len(pairs)} preference pairs from {len(rows)} prompts in "
+              f"{time.perf_counter() - t0:.0f} s -> {path}")
     return path
 
 def load_data(task, policy, cfg) -> list[dict]:
@@ -173,6 +187,34 @@ def load_data(task, policy, cfg) -> list[dict]:
     rows = read_jsonl(path, FIELDS[cfg.algo])
     print(f"nanorl: {cfg.algo} trains on {len(rows)} rows of {path}")
     return rows
+
+# %% ../nbs/09_prefs.ipynb #9f000002
+@dataclass
+class PrefConfig(LMConfig):
+    "The preference losses' knobs (chapter 09)."
+    data: str = knob('', "sft/dpo/ipo: JSONL of {prompt, completion} or {prompt, chosen, rejected}; '' = build one")
+    beta: float = knob(0.1, "dpo/ipo: strength of the implicit KL to the frozen reference")
+
+    def check(self):
+        super().check()
+        check_rules(self, [('beta', lambda v: 0 < v <= 1e30, "positive and at most 1e30")])
+        text = self.algo in FIELDS
+        if text and self.task_kind != 'language':
+            raise ConfigError(f"{self.algo} learns from text (a JSONL of demonstrations or preferences), not from "
+                              f"{self.task}; set task to a language task such as countdown, or choose an RL algo")
+        if self.data and not Path(self.data).is_file():
+            raise ConfigError(f"data file {self.data!r} does not exist; pass --data FILE.jsonl, or leave data empty "
+                              f"to build one from the task")
+        if self.data and not text:
+            raise ConfigError(f"data is read by sft, dpo and ipo, not by {self.algo}, which samples its own batches; "
+                              f"drop --data, or choose one of {list(FIELDS)}")
+        if text and self.minibatches > self.n_prompts:
+            raise ConfigError(f"minibatches ({self.minibatches}) exceeds the {self.n_prompts} rows a step trains on; "
+                              f"lower minibatches or raise n_prompts")
+        if text and self.kl_coef:
+            raise ConfigError(f"kl_coef is an RL penalty; {self.algo} does not use it"
+                              f"{' (beta sets its pull toward the reference)' if self.algo != 'sft' else ''}; "
+                              f"set kl_coef to 0")
 
 # %% ../nbs/09_prefs.ipynb #89097ab0
 PREF_PRESETS = {

@@ -4,21 +4,51 @@
 
 # %% ../nbs/12_serve.ipynb #96df7bf8
 from __future__ import annotations
-import hmac, http.client, ipaddress, json, os, random, secrets, signal, socket, struct, sys, threading, time, traceback
+import hmac, http.client, ipaddress, json, math, os, random, secrets, signal, socket, struct, sys, threading, time
+import traceback
 from collections import deque
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 import torch
 from torch import Tensor
 from safetensors.torch import save as st_save, load as st_load
 from .core import Batch
-from .train import TASKS, Config, ConfigError, from_dict
-from .snapshots import SnapshotSource, WeightsMismatch, load_weights, sampler_precision
+from .loop import ConfigError, check_choice, check_rules, knob
+from .loop import TASKS, objective_of
+from .model import WeightsMismatch, load_weights
+from .snapshots import SnapshotSource, TrustConfig, sampler_precision
 
 # %% auto #0
-__all__ = ['MAX_HEADER', 'BATCH_META', 'ASYNC_PRESETS', 'BadRequest', 'pack', 'unpack', 'batch_tensors', 'batch_spec',
-           'check_batch', 'take_token', 'is_loopback', 'check_auth', 'TrainerSource', 'make_handler', 'TrainerGone',
-           'Client', 'rollout_worker']
+__all__ = ['MAX_HEADER', 'BATCH_META', 'ASYNC_PRESETS', 'ServeConfig', 'BadRequest', 'pack', 'unpack', 'batch_tensors',
+           'batch_spec', 'check_batch', 'take_token', 'is_loopback', 'check_auth', 'TrainerSource', 'TrainerHandler',
+           'TrainerGone', 'Client', 'rollout_worker']
+
+# %% ../nbs/12_serve.ipynb #c1200002
+@dataclass
+class ServeConfig(TrustConfig):
+    "The transport's knobs (chapter 12)."
+    max_staleness: int = knob(0, "versions a batch may lag the trainer's weights; the trainer keeps max_staleness+1 "
+                                 "snapshots and queues as many batches")
+    role: str = knob('local', "local (one process), trainer (serves weights, trains on submitted batches) or rollout")
+    trainer_url: str = knob('', "rollout role: the trainer's address, such as http://127.0.0.1:8470")
+    host: str = knob('127.0.0.1', "trainer role: address to listen on; anything but loopback needs a token")
+    port: int = knob(8470, "trainer role: port to listen on")
+    token: str = knob('', "shared secret of trainer and workers; '' = the NANORL_TOKEN environment variable; never saved")
+    max_body_mb: float = knob(64.0, "trainer role: largest request body accepted, in MiB")
+    patience: float = knob(120.0, "rollout role: seconds to keep retrying an unreachable trainer before giving up")
+
+    def check(self):
+        super().check()
+        check_choice('role', self.role, ('local', 'trainer', 'rollout'))
+        if self.role == 'rollout' and not self.trainer_url:
+            raise ConfigError("role rollout needs the trainer's address: pass --trainer_url http://HOST:PORT")
+        check_rules(self, [('max_staleness', lambda v: v >= 0, "0 or positive"),
+                           ('port', lambda v: 0 < v < 65536, "a port number, 1 to 65535"),
+                           *[(k, lambda v: 0 < v < math.inf, "positive") for k in ('max_body_mb', 'patience')]])
+        if not objective_of(self).sampled and (self.role != 'local' or self.max_staleness):
+            raise ConfigError(f"{self.algo} learns from a file, not from sampled batches: role and max_staleness apply "
+                              f"to RL algos; drop them, or choose an RL algo such as grpo")
 
 # %% ../nbs/12_serve.ipynb #b837f6b6
 class BadRequest(ValueError):
@@ -54,9 +84,9 @@ def batch_tensors(batch: Batch) -> dict[str, Tensor]:
     "The tensors of `batch` that travel (all fields that are set)."
     return {k: v for k, v in vars(batch).items() if isinstance(v, Tensor)}
 
-def batch_spec(task, policy, cfg: Config) -> dict:
+def batch_spec(task, policy, cfg) -> dict:
     "What this run's batches look like: dtypes, the size of an observation, the number of actions (or the vocabulary)."
-    if hasattr(task, 'envs'):   # control: float observations, discrete actions
+    if task.kind == 'control':   # float observations, discrete actions
         return {'lm': False, 'obs_dim': int(task.envs.single_observation_space.shape[0]),
                 'n_actions': int(task.envs.single_action_space.n), 'P': cfg.n_prompts, 'G': cfg.group_size, 'T': cfg.max_len}
     vocab = policy.model.get_input_embeddings().num_embeddings
@@ -97,7 +127,7 @@ def check_batch(t: dict[str, Tensor], meta: dict, spec: dict) -> Batch:
     return Batch(**t)
 
 # %% ../nbs/12_serve.ipynb #9d942b96
-def take_token(cfg: Config) -> str:
+def take_token(cfg) -> str:
     "The shared token (`cfg.token`, else `NANORL_TOKEN`), removed from `cfg` so that it is never written to disk."
     token, cfg.token = cfg.token or os.environ.get('NANORL_TOKEN', ''), ''
     return token
@@ -118,8 +148,8 @@ def check_auth(header: str | None, token: str):
 # %% ../nbs/12_serve.ipynb #d0b42b3f
 class TrainerSource(SnapshotSource):
     "Batches from rollout workers over HTTP; serves weights by version, health, stats and the run's config."
-    def __init__(self, task, cfg: Config):
-        super().__init__(task, cfg)
+    def __init__(self, task, cfg: ServeConfig):
+        super().__init__(task, cfg, keep=cfg.max_staleness + 1)
         self.token = take_token(cfg)
         if not is_loopback(cfg.host) and not self.token:
             raise ConfigError(f"refusing to listen on {cfg.host} without a token: set NANORL_TOKEN (or --token), or use --host 127.0.0.1")
@@ -137,9 +167,10 @@ class TrainerSource(SnapshotSource):
 
     def start(self, policy):
         self.spec = batch_spec(self.task, policy, self.cfg)
-        try: self.server = ThreadingHTTPServer((self.cfg.host, self.cfg.port), make_handler(self))
+        try: self.server = ThreadingHTTPServer((self.cfg.host, self.cfg.port), TrainerHandler)
         except OSError as e:
             raise ConfigError(f"cannot listen on {self.cfg.host}:{self.cfg.port} ({e.strerror}); is another trainer running there? pass --port") from None
+        self.server.src = self
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         if threading.current_thread() is threading.main_thread():   # signal handlers can only be set there
             self.old_handlers = {s: signal.signal(s, self.on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -202,83 +233,88 @@ class TrainerSource(SnapshotSource):
         print(f"trainer: stopped at version {self.version}; {json.dumps(self.snapshot())}", flush=True)
 
 # %% ../nbs/12_serve.ipynb #7be4a82c
-def make_handler(src: TrainerSource):
-    "The request handler class for `src`'s server."
-    cap = int(src.cfg.max_body_mb * 2 ** 20)
+class TrainerHandler(BaseHTTPRequestHandler):
+    "One request to the trainer `self.server.src`: routed, authenticated, and answered with a 4xx on any fault."
+    timeout = 30                              # seconds a client may take to send its request
+    server_version = 'nanorl'
+    def log_message(self, *a): pass
 
-    class Handler(BaseHTTPRequestHandler):
-        timeout = 30                              # seconds a client may take to send its request
-        server_version = 'nanorl'
-        def log_message(self, *a): pass
+    @property
+    def src(self) -> TrainerSource: return self.server.src
 
-        def reply(self, status: int, body: bytes | dict, kind: str = 'application/json'):
-            data = json.dumps(body).encode() if isinstance(body, dict) else body
-            self.send_response(status)
-            self.send_header('Content-Type', kind); self.send_header('Content-Length', str(len(data)))
-            self.end_headers(); self.wfile.write(data)
+    def reply(self, status: int, body: bytes | dict, kind: str = 'application/json'):
+        data = json.dumps(body).encode() if isinstance(body, dict) else body
+        self.send_response(status)
+        self.send_header('Content-Type', kind); self.send_header('Content-Length', str(len(data)))
+        self.end_headers(); self.wfile.write(data)
 
-        def handle_one(self, method: str):
-            n = self.headers.get('Content-Length', '')
-            self.unread = int(n) if n.isdigit() else 0
-            try:
-                check_auth(self.headers.get('Authorization'), src.token)
-                path = self.path.split('?')[0]
-                route = ROUTES.get((method, '/weights' if path.startswith('/weights/') else path))
-                if route is None: raise BadRequest(404 if method in ('GET', 'POST') else 405, f"no {method} {self.path}; see the endpoint table in chapter 12")
-                status, body, kind = route(self)
-                self.reply(status, body, kind)
-            except BadRequest as e:
-                if e.status not in (409, 410):
-                    with src.cond: src.counts['bad_requests'] += 1
-                self.close_connection = True
-                self.reply(e.status, {'error': str(e)})
-                self.discard()
-            except (ConnectionError, socket.timeout): self.close_connection = True
-            except Exception as e:
-                traceback.print_exc()
-                self.reply(500, {'error': f"internal error: {type(e).__name__}"})
+    def handle_one(self, method: str):
+        n = self.headers.get('Content-Length', '')
+        self.unread = int(n) if n.isdigit() else 0
+        try:
+            check_auth(self.headers.get('Authorization'), self.src.token)
+            path = self.path.split('?')[0]
+            route = self.ROUTES.get((method, '/weights' if path.startswith('/weights/') else path))
+            if route is None:
+                raise BadRequest(404 if method in ('GET', 'POST') else 405,
+                                 f"no {method} {self.path}; see the endpoint table in chapter 12")
+            status, body, kind = route(self)
+            self.reply(status, body, kind)
+        except BadRequest as e:
+            if e.status not in (409, 410):
+                with self.src.cond: self.src.counts['bad_requests'] += 1
+            self.close_connection = True
+            self.reply(e.status, {'error': str(e)})
+            self.discard()
+        except (ConnectionError, socket.timeout): self.close_connection = True
+        except Exception as e:
+            traceback.print_exc()
+            self.reply(500, {'error': f"internal error: {type(e).__name__}"})
 
-        def discard(self, limit: int = 64 << 20):
-            "Read and drop a body the reply did not need (up to `limit` bytes, 2 s), so the client gets the reply, not a reset."
-            if not 0 < self.unread <= limit: return
-            self.connection.settimeout(2)
-            try:
-                while self.unread > 0 and (chunk := self.rfile.read(min(self.unread, 1 << 16))): self.unread -= len(chunk)
-            except OSError: pass
+    def discard(self, limit: int = 64 << 20):
+        "Read and drop a body the reply did not need (up to `limit` bytes, 2 s): the client gets the reply, not a reset."
+        if not 0 < self.unread <= limit: return
+        self.connection.settimeout(2)
+        try:
+            while self.unread > 0 and (chunk := self.rfile.read(min(self.unread, 1 << 16))): self.unread -= len(chunk)
+        except OSError: pass
 
-        def do_GET(self): self.handle_one('GET')
-        def do_POST(self): self.handle_one('POST')
-        def do_PUT(self): self.handle_one('PUT')
-        def do_DELETE(self): self.handle_one('DELETE')
-        def do_PATCH(self): self.handle_one('PATCH')
+    def do_GET(self): self.handle_one('GET')
+    def do_POST(self): self.handle_one('POST')
+    def do_PUT(self): self.handle_one('PUT')
+    def do_DELETE(self): self.handle_one('DELETE')
+    def do_PATCH(self): self.handle_one('PATCH')
 
-        def body(self) -> bytes:
-            n = self.headers.get('Content-Length')
-            if n is None: raise BadRequest(411, "POST needs a Content-Length header")
-            if not n.isdigit(): raise BadRequest(400, f"Content-Length must be a number of bytes, got {n!r}")
-            if int(n) > cap: raise BadRequest(413, f"body of {int(n)} bytes exceeds the limit of {cap} (max_body_mb={src.cfg.max_body_mb})")
-            data, self.unread = self.rfile.read(int(n)), 0
-            if len(data) < int(n): raise BadRequest(400, f"body ended after {len(data)} of {n} bytes")
-            return data
+    def body(self) -> bytes:
+        "The request body, after the Content-Length checks."
+        n, cap = self.headers.get('Content-Length'), int(self.src.cfg.max_body_mb * 2 ** 20)
+        if n is None: raise BadRequest(411, "POST needs a Content-Length header")
+        if not n.isdigit(): raise BadRequest(400, f"Content-Length must be a number of bytes, got {n!r}")
+        if int(n) > cap:
+            raise BadRequest(413, f"body of {int(n)} bytes exceeds the limit of {cap} (max_body_mb={self.src.cfg.max_body_mb})")
+        data, self.unread = self.rfile.read(int(n)), 0
+        if len(data) < int(n): raise BadRequest(400, f"body ended after {len(data)} of {n} bytes")
+        return data
 
-    def health(h): return 200, {'ok': True, 'version': src.version, 'done': src.done, 'stopping': src.stopping}, 'application/json'
-    def stats(h): return 200, src.snapshot(), 'application/json'
-    def config(h): return 200, {k: v for k, v in vars(src.cfg).items() if k != 'token'}, 'application/json'
-    def weights(h):
-        which = h.path.split('?')[0].rstrip('/').rsplit('/', 1)[1]
-        v, body = src.latest
+    def health(self):
+        src = self.src
+        return 200, {'ok': True, 'version': src.version, 'done': src.done, 'stopping': src.stopping}, 'application/json'
+    def stats(self): return 200, self.src.snapshot(), 'application/json'
+    def config(self): return 200, {k: v for k, v in vars(self.src.cfg).items() if k != 'token'}, 'application/json'
+    def weights(self):
+        which = self.path.split('?')[0].rstrip('/').rsplit('/', 1)[1]
+        v, body = self.src.latest
         if which != 'latest':
             if not which.isdigit(): raise BadRequest(400, f"weights version must be 'latest' or a number, got {which!r}")
-            w = src.store.get(int(which))
-            if w is None: raise BadRequest(404, f"version {which} is not kept; the trainer keeps {src.store.versions()}")
+            w = self.src.store.get(int(which))
+            if w is None: raise BadRequest(404, f"version {which} is not kept; the trainer keeps {self.src.store.versions()}")
             body = pack(w, {'version': int(which)})
         return 200, body, 'application/octet-stream'
-    def batch(h):
-        status, out = src.submit(*unpack(h.body()))
+    def batch(self):
+        status, out = self.src.submit(*unpack(self.body()))
         return status, out, 'application/json'
     ROUTES = {('GET', '/health'): health, ('GET', '/stats'): stats, ('GET', '/config'): config,
               ('GET', '/weights'): weights, ('POST', '/batch'): batch}
-    return Handler
 
 # %% ../nbs/12_serve.ipynb #2e6ba42e
 class TrainerGone(ConnectionError):
@@ -323,10 +359,10 @@ class Client:
         except json.JSONDecodeError: return status, {'error': data[:300].decode(errors='replace')}
 
 # %% ../nbs/12_serve.ipynb #6c26a695
-def rollout_worker(cfg: Config, max_batches: int = 0) -> dict:
+def rollout_worker(cfg: ServeConfig, max_batches: int = 0) -> dict:
     "Sample batches for the trainer at `cfg.trainer_url` until training is over (or `max_batches`); returns counts."
     client = Client(cfg.trainer_url, take_token(cfg), cfg.patience)
-    try: run = from_dict({k: v for k, v in client.json('/config').items() if k != 'token'})
+    try: run = type(cfg).from_dict({k: v for k, v in client.json('/config').items() if k != 'token'})
     except TrainerGone as e: raise ConfigError(str(e)) from None
     torch.set_num_threads(cfg.threads)
     task = TASKS[run.task]()

@@ -4,60 +4,56 @@
 
 # %% ../nbs/11_snapshots.ipynb #ffaabd6d
 from __future__ import annotations
-import contextlib, math
+import contextlib, math, typing
 from collections import OrderedDict
+from dataclasses import dataclass
 import torch
 from torch import nn, Tensor
 from .core import Batch, masked_mean
 from .loss import tis_weight
-from .train import Config, LocalSource, prepare
+from .loop import ConfigError, check_choice, check_rules, knob
+from .loop import LocalSource, Prepared, objective_of, prepare
+from .model import load_weights, weights_of
+from .prefs import PrefConfig
 
 # %% auto #0
-__all__ = ['ratio_stats', 'off_policy', 'weights_of', 'WeightsMismatch', 'check_weights', 'load_weights', 'SnapshotStore',
-           'swapped', 'sampler_precision', 'SnapshotSource']
+__all__ = ['TrustConfig', 'ratio_stats', 'off_policy', 'SnapshotStore', 'swapped', 'sampler_precision', 'SnapshotSource']
+
+# %% ../nbs/11_snapshots.ipynb #b1100002
+@dataclass
+class TrustConfig(PrefConfig):
+    "The sampler's knobs (chapter 11)."
+    sampler_dtype: str = knob('', "precision the sampler computes in: float32 or bfloat16; '' = dtype")
+    old_logp: str = knob('recompute', "where old_logp comes from: recompute (by the trainer, under the weights that "
+                                      "sampled) or sampler")
+    tis_cap: typing.Optional[float] = knob(None, "truncated importance sampling against the sampler's logprobs, "
+                                                 "weights capped at this; None = off")
+
+    def check(self):
+        super().check()
+        check_choice('sampler_dtype', self.sampler_dtype, ('', 'float32', 'bfloat16'))
+        check_choice('old_logp', self.old_logp, ('recompute', 'sampler'))
+        check_rules(self, [('tis_cap', lambda v: 1 <= v < math.inf, "at least 1 (2 is typical)")])
+        if not objective_of(self).sampled and (self.sampler_dtype or self.old_logp != 'recompute' or self.tis_cap):
+            raise ConfigError(f"{self.algo} learns from a file, not from sampled batches: sampler_dtype, old_logp and "
+                              f"tis_cap apply to RL algos; drop them, or choose an RL algo such as grpo")
 
 # %% ../nbs/11_snapshots.ipynb #ff52337a
-def ratio_stats(old_logp: Tensor, sampler_logp: Tensor, mask: Tensor, cfg: Config) -> dict[str, float]:
+def ratio_stats(old_logp: Tensor, sampler_logp: Tensor, mask: Tensor, cfg: TrustConfig) -> dict[str, float]:
     "Mean and max of r = pi_old/mu over the real steps, and the fraction outside PPO's clip range."
     r = (old_logp - sampler_logp).exp()
     hi = 1 + (cfg.clip_eps_high if cfg.clip_eps_high is not None else cfg.clip_eps)
     out = ((r < 1 - cfg.clip_eps) | (r > hi)).float()
-    return {'ratio_mean': float(masked_mean(r, mask)), 'ratio_max': float(r[mask.bool()].max()) if mask.any() else math.nan,
-            'ratio_out': float(masked_mean(out, mask))}
+    return {'ratio_mean': float(masked_mean(r, mask)),
+            'ratio_max': float(r[mask.bool()].max()) if mask.any() else math.nan, 'ratio_out': float(masked_mean(out, mask))}
 
 # %% ../nbs/11_snapshots.ipynb #d0099b35
-def off_policy(d: dict, cfg: Config) -> dict[str, float]:
+def off_policy(d: Prepared, cfg: TrustConfig) -> dict[str, float]:
     "Apply `cfg.old_logp` and `cfg.tis_cap` to the prepared batch `d` in place; return the sampler-ratio statistics."
-    stats = ratio_stats(d['old_logp'], d['logp'], d['mask'], cfg)
-    if cfg.old_logp == 'sampler': d['old_logp'] = d['logp']
-    if cfg.tis_cap: d['advantage'] = d['advantage'] * tis_weight(d['old_logp'], d['logp'], cfg.tis_cap)
+    stats = ratio_stats(d.old_logp, d.logp, d.mask, cfg)
+    if cfg.old_logp == 'sampler': d.old_logp = d.logp
+    if cfg.tis_cap: d.advantage = d.advantage * tis_weight(d.old_logp, d.logp, cfg.tis_cap)
     return stats
-
-# %% ../nbs/11_snapshots.ipynb #b30cb946
-def weights_of(policy: nn.Module) -> dict[str, Tensor]:
-    "Detached copies of the trainable tensors: the LoRA adapter when LoRA is on, every weight otherwise."
-    return {n: p.detach().clone() for n, p in policy.named_parameters() if p.requires_grad}
-
-class WeightsMismatch(ValueError):
-    "Weights that do not fit the policy; the message names the first tensor that is wrong."
-
-def check_weights(policy: nn.Module, state: dict[str, Tensor]):
-    "Raise `WeightsMismatch` unless `state` has exactly the policy's trainable names, shapes and dtypes, all finite."
-    params = {n: p for n, p in policy.named_parameters() if p.requires_grad}
-    if missing := sorted(set(params) - set(state)): raise WeightsMismatch(f"{len(missing)} tensors missing, e.g. {missing[0]!r}")
-    if extra := sorted(set(state) - set(params)): raise WeightsMismatch(f"{len(extra)} unknown tensors, e.g. {extra[0]!r}; was it built with the same model and lora_rank?")
-    for n, v in state.items():
-        p = params[n]
-        if v.dtype != p.dtype: raise WeightsMismatch(f"tensor {n!r} has dtype {v.dtype}, expected {p.dtype}")
-        if v.shape != p.shape: raise WeightsMismatch(f"tensor {n!r} has shape {list(v.shape)}, expected {list(p.shape)}")
-        if not torch.isfinite(v).all(): raise WeightsMismatch(f"tensor {n!r} holds NaN or inf")
-
-@torch.no_grad()
-def load_weights(policy: nn.Module, state: dict[str, Tensor]):
-    "Copy a version (from `weights_of`) into the policy, after `check_weights`."
-    check_weights(policy, state)
-    params = dict(policy.named_parameters())
-    for n, v in state.items(): params[n].copy_(v)
 
 # %% ../nbs/11_snapshots.ipynb #86015e07
 class SnapshotStore:
@@ -86,31 +82,28 @@ def swapped(policy: nn.Module, weights: dict[str, Tensor] | None):
 
 # %% ../nbs/11_snapshots.ipynb #f2363bb8
 @contextlib.contextmanager
-def sampler_precision(policy: nn.Module, cfg: Config):
-    "Run the block with the policy computing in `cfg.sampler_dtype` ('' = `cfg.dtype`)."
-    dtype = getattr(torch, cfg.sampler_dtype or cfg.dtype)
-    if hasattr(policy, 'autocast'):       # HFPolicy: its own autocast over fp32 weights
-        own, policy.dtype = policy.dtype, dtype
-        try: yield
-        finally: policy.dtype = own
-    else:
-        with torch.autocast('cpu', dtype=dtype, enabled=dtype != torch.float32): yield
+def sampler_precision(policy, cfg: TrustConfig):
+    "Run the block with the policy computing in `cfg.sampler_dtype` ('' = `cfg.dtype`), then restore its own."
+    own, policy.dtype = policy.dtype, getattr(torch, cfg.sampler_dtype or cfg.dtype)
+    try:
+        with policy.autocast(): yield
+    finally: policy.dtype = own
 
 # %% ../nbs/11_snapshots.ipynb #1c7fe7ba
 class SnapshotSource(LocalSource):
     "Batches tagged with the weights version that sampled them; old_logp recomputed under that version."
-    def __init__(self, task, cfg: Config):
+    def __init__(self, task, cfg: TrustConfig, keep: int = 1):
         super().__init__(task)
-        self.store, self.version, self.sampled_by, self.dropped, self.row = SnapshotStore(cfg.max_staleness + 1), 0, 0, 0, {}
+        self.store, self.version, self.sampled_by, self.dropped, self.row = SnapshotStore(keep), 0, 0, 0, {}
 
     def publish(self, policy, version: int):
         self.store.put(version, weights_of(policy)); self.version = version
 
-    def pull(self, policy, cfg: Config, seed: int, generator) -> tuple[Batch, int] | None:
+    def pull(self, policy, cfg: TrustConfig, seed: int, generator) -> tuple[Batch, int] | None:
         "The next batch and the version that sampled it (None: no more batches)."
         with sampler_precision(policy, cfg): return self.task.rollout(policy, cfg, seed, generator), self.version
 
-    def next(self, policy, cfg: Config, seed: int, generator) -> Batch | None:
+    def next(self, policy, cfg: TrustConfig, seed: int, generator) -> Batch | None:
         while (item := self.pull(policy, cfg, seed, generator)) is not None:
             batch, version = item
             if version in self.store:
@@ -119,10 +112,10 @@ class SnapshotSource(LocalSource):
             self.dropped += 1                 # its weights are gone: it cannot be scored right, so it is not trained on
         return None
 
-    def prepare(self, batch: Batch, policy, critic, ref, cfg: Config) -> dict:
+    def prepare(self, batch: Batch, policy, critic, ref, cfg: TrustConfig) -> Prepared:
         weights = None if self.sampled_by == self.version else self.store.get(self.sampled_by)
         with swapped(policy, weights): d = prepare(batch, policy, critic, ref, cfg)
         self.row = {**off_policy(d, cfg), 'lag': self.version - self.sampled_by}
         return d
 
-    def stats(self, d: dict) -> dict: return {**self.row, 'dropped': self.dropped}
+    def stats(self, d: Prepared) -> dict: return {**self.row, 'dropped': self.dropped}

@@ -16,10 +16,10 @@ from .core import did_you_mean
 
 # %% auto #0
 __all__ = ['RewardFn', 'ANSWER_OPEN', 'ANSWER_CLOSE', 'MAX_EXPR_LEN', 'MAX_DEPTH', 'GSM8K_TEMPLATES', 'GSM8K_MINI', 'GSM8K_HUB',
-           'TASK_BUILDERS', 'LLMTask', 'extract_answer', 'format_reward', 'safe_eval', 'make_countdown_rows',
-           'countdown_answer_reward', 'countdown_closeness_reward', 'CountdownTask', 'countdown_task', 'parse_number',
-           'gsm8k_answer_reward', 'write_gsm8k_mini', 'load_gsm8k', 'GSM8KTask', 'gsm8k_task', 'make_task',
-           'heldout_accuracy', 'pass_at_k', 'fisher_exact']
+           'TASK_BUILDERS', 'TASK_SIZES', 'LLMTask', 'extract_answer', 'format_reward', 'safe_eval',
+           'make_countdown_rows', 'countdown_answer_reward', 'countdown_closeness_reward', 'CountdownTask',
+           'countdown_task', 'parse_number', 'gsm8k_answer_reward', 'write_gsm8k_mini', 'load_gsm8k', 'GSM8KTask',
+           'gsm8k_task', 'make_task', 'make_language_task', 'heldout_accuracy', 'pass_at_k', 'fisher_exact']
 
 # %% ../nbs/07_tasks.ipynb #55f70097
 RewardFn = Callable[[str, str, object], float]   # fn(prompt, completion, answer) -> float; must never raise
@@ -335,8 +335,15 @@ TASK_BUILDERS: dict[str, Callable[..., LLMTask]] = {'countdown': countdown_task,
 def make_task(name: str, **kw) -> LLMTask:
     "The task `name` built with the builder's keyword arguments `kw`."
     if name not in TASK_BUILDERS:
-        raise ValueError(f"unknown task {name!r};{did_you_mean(name, TASK_BUILDERS)} choose one of {sorted(TASK_BUILDERS)}")
+        raise ValueError(f"unknown task {name!r};{did_you_mean(name, TASK_BUILDERS)} "
+                         f"choose one of {sorted(TASK_BUILDERS)}")
     return TASK_BUILDERS[name](**kw)
+
+TASK_SIZES = {'countdown': dict(n_train=11_500, n_eval=256, max_number=15), 'gsm8k': dict(n_train=500, n_eval=100)}
+
+def make_language_task(name: str, seed: int = 0) -> LLMTask:
+    "The task `name` with this project's train and held-out sizes; the seed fixes which rows are held out."
+    return make_task(name, seed=seed, **TASK_SIZES[name])
 
 # %% ../nbs/07_tasks.ipynb #6e335f70
 def heldout_accuracy(generate_fn: Callable[[list[str]], list[str]], task: LLMTask, rows: list[dict]) -> tuple[int, int]:

@@ -1,0 +1,51 @@
+"""The package reads in chapter order: no module imports a module of a later chapter, anywhere in its body.
+
+A module's chapter is the notebook that nbdev wrote it from (the `File to edit: ../nbs/NN_name.ipynb` line at its
+top); notebooks are read in the order of their file names, which is the numbering of the chapters."""
+import ast, re, subprocess, sys
+from pathlib import Path
+import nanorl
+
+PKG = Path(nanorl.__file__).parent
+
+def chapter_of(path: Path) -> str:
+    m = re.search(r'File to edit: \.\./nbs/(\S+?)\.ipynb', path.read_text())
+    assert m, f"{path.name} has no nbdev header naming its notebook"
+    return m.group(1)
+
+def imported_modules(path: Path) -> set[str]:
+    "Every nanorl module `path` imports, at top level or inside a function or class."
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split('.')[1] for a in node.names if a.name.startswith('nanorl.')}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 1 and node.module: found.add(node.module.split('.')[0])
+            elif node.level == 1: found |= {a.name for a in node.names}
+            elif node.module and node.module.startswith('nanorl.'): found.add(node.module.split('.')[1])
+            elif node.module == 'nanorl': found |= {a.name for a in node.names}
+    return found
+
+def upward_imports(pkg: Path = PKG) -> list[str]:
+    modules = {p.stem: p for p in pkg.glob('*.py') if not p.stem.startswith('_')}
+    chapter = {name: chapter_of(p) for name, p in modules.items()}
+    return [f"{name} ({chapter[name]}) imports {other} ({chapter[other]})"
+            for name, p in sorted(modules.items()) for other in sorted(imported_modules(p) & set(modules))
+            if chapter[other] > chapter[name]]
+
+def test_no_module_imports_a_later_chapter():
+    assert upward_imports() == []
+
+def test_the_check_catches_an_upward_import(tmp_path):
+    "A copy of the package with one import from chapter 01 up to the command line must fail the check."
+    for p in PKG.glob('*.py'): (tmp_path / p.name).write_text(p.read_text())
+    core = tmp_path / 'core.py'
+    core.write_text(core.read_text() + "\n\ndef _late():\n    from nanorl.train import main  # reaches up\n")
+    assert upward_imports(tmp_path) == ['core (01_core) imports train (90_train)']
+
+def test_a_cartpole_run_never_imports_transformers():
+    code = ("import sys; from nanorl.train import main; main(['--steps', '1', '--progress', 'false', '--out_dir', "
+            "sys.argv[1]]); print(sorted(m for m in ('transformers', 'peft', 'datasets') if m in sys.modules))")
+    out = subprocess.run([sys.executable, '-c', code, '/tmp/nanorl-layout-test'], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == '[]'
