@@ -10,7 +10,8 @@ from .core import Batch, did_you_mean, masked_mean, masked_sum
 
 # %% auto #0
 __all__ = ['ESTIMATORS', 'NEEDS_CRITIC', 'NEEDS_GROUPS', 'returns_to_go', 'constant_baseline', 'td_residuals', 'gae',
-           'dr_grpo_advantage', 'grpo_advantage', 'rloo_advantage', 'outcome_score', 'estimate_advantage']
+           'check_group_size', 'dead_groups', 'dr_grpo_advantage', 'grpo_advantage', 'rloo_advantage', 'outcome_score',
+           'estimate_advantage']
 
 # %% ../nbs/02_advantages.ipynb #6f46a11e
 def returns_to_go(reward: Tensor, mask: Tensor, gamma: float = 1.0, last_value: Tensor | None = None) -> Tensor:
@@ -45,26 +46,36 @@ def gae(reward: Tensor, value: Tensor, mask: Tensor, gamma: float = 1.0, lam: fl
     return (adv := returns_to_go(delta, mask, gamma * lam)), (adv + value) * mask
 
 # %% ../nbs/02_advantages.ipynb #661c9dc4
-def _check_groups(score: Tensor, algo: str):
-    if score.ndim != 2 or score.shape[1] < 2:
-        raise ValueError(f"{algo} compares samples within a group, but group_size is "
-                         f"{score.shape[1] if score.ndim == 2 else 'missing'}; set group_size to 2 or more (8 is typical)")
+def check_group_size(algo: str, group_size: int):
+    "Raise a `ValueError` that says what to change when the group estimator `algo` gets fewer than 2 samples a group."
+    if group_size < 2:
+        raise ValueError(f"{algo} compares samples within a group, but group_size is {group_size}; "
+                         "set group_size to 2 or more (8 is typical)")
+
+def _group_size(score: Tensor, algo: str) -> int:
+    if score.ndim != 2:
+        raise ValueError(f"{algo} takes scores shaped [n_prompts, group_size], got shape {tuple(score.shape)}")
+    check_group_size(algo, score.shape[1])
+    return score.shape[1]
+
+def dead_groups(score: Tensor) -> Tensor:
+    "`[n_prompts, 1]`: True for a group whose scores are all equal (it carries no signal)."
+    return (score == score[:, :1]).all(1, keepdim=True)
 
 def dr_grpo_advantage(score: Tensor) -> Tensor:
-    "Dr. GRPO: each sample's score minus its group's mean score. `score` is `[n_prompts, group_size]`."
-    _check_groups(score, 'dr_grpo')
-    return score - score.mean(1, keepdim=True)
+    "Dr. GRPO: each sample's score minus its group's mean; exactly 0 where a group's scores are all equal."
+    _group_size(score, 'dr_grpo')
+    return torch.where(dead_groups(score), 0., score - score.mean(1, keepdim=True))
 
 def grpo_advantage(score: Tensor, eps: float = 1e-6) -> Tensor:
-    "GRPO: the Dr. GRPO advantage divided by the group's standard deviation."
-    _check_groups(score, 'grpo')
+    "GRPO: the Dr. GRPO advantage divided by the group's unbiased (G-1) standard deviation plus `eps`."
+    _group_size(score, 'grpo')
     return dr_grpo_advantage(score) / (score.std(1, keepdim=True) + eps)
 
 def rloo_advantage(score: Tensor) -> Tensor:
-    "RLOO: each sample's score minus the mean score of the *other* samples in its group."
-    _check_groups(score, 'rloo')
-    G = score.shape[1]
-    return (score - (score.sum(1, keepdim=True) - score) / (G - 1))
+    "RLOO: each sample's score minus the mean score of the *other* samples in its group; 0 in a dead group."
+    G = _group_size(score, 'rloo')
+    return torch.where(dead_groups(score), 0., score - (score.sum(1, keepdim=True) - score) / (G - 1))
 
 # %% ../nbs/02_advantages.ipynb #c1068701
 def outcome_score(batch: Batch) -> Tensor:
@@ -74,7 +85,8 @@ def outcome_score(batch: Batch) -> Tensor:
 def _per_step(adv: Tensor, mask: Tensor) -> Tensor: return adv.unsqueeze(-1) * mask
 
 def _reinforce(b, gamma=1.0, **_): return returns_to_go(b.reward, b.mask, gamma), None
-def _reinforce_baseline(b, gamma=1.0, **_): return constant_baseline(returns_to_go(b.reward, b.mask, gamma), b.mask), None
+def _reinforce_baseline(b, gamma=1.0, **_):
+    return constant_baseline(returns_to_go(b.reward, b.mask, gamma), b.mask), None
 def _ppo(b, value, last_value, gamma=1.0, lam=1.0, **_):
     return gae(b.reward, value, b.mask, gamma, lam, last_value * (~b.terminated))
 def _group(fn): return lambda b, **_: (_per_step(fn(outcome_score(b)), b.mask), None)

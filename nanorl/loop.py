@@ -13,7 +13,8 @@ import yaml
 from torch import Tensor
 from tqdm import tqdm
 from .core import AGG_MODES, Batch, did_you_mean, aggregate, loss_norm, masked_mean, masked_sum, masked_whiten, micro_batches
-from .algos import ESTIMATORS, NEEDS_CRITIC, NEEDS_GROUPS, estimate_advantage
+from .algos import ESTIMATORS, NEEDS_CRITIC, NEEDS_GROUPS, check_group_size, dead_groups, estimate_advantage
+from .algos import outcome_score
 from .loss import KL_ESTIMATORS, kl_penalty, ppo_loss, value_loss
 from .control import Critic, MLPPolicy, evaluate, make_envs, rollout
 
@@ -208,9 +209,9 @@ class LoopConfig(Knobs):
         check_choice('loss_agg', self.loss_agg, AGG_MODES)
         check_choice('kl_estimator', self.kl_estimator, KL_ESTIMATORS)
         check_rules(self, LOOP_RULES)
-        if self.algo in NEEDS_GROUPS and self.group_size < 2:
-            raise ConfigError(f"{self.algo} compares samples within a group, but group_size is {self.group_size}; "
-                              f"set group_size to 2 or more (8 is typical)")
+        if self.algo in NEEDS_GROUPS:
+            try: check_group_size(self.algo, self.group_size)
+            except ValueError as e: raise ConfigError(str(e)) from None
         if self.algo in NEEDS_CRITIC and self.critic is False:
             raise ConfigError(f"{self.algo} estimates advantages with GAE, which needs a critic; "
                               f"set critic to true (or leave it unset), or choose an algo without one such as grpo")
@@ -309,6 +310,7 @@ def prepare(batch: Batch, policy, critic, ref, cfg) -> Prepared:
     d.advantage = adv.flatten(0, 1)
     if cfg.normalize_adv: d.advantage = masked_whiten(d.advantage, d.mask)
     if returns is not None: d.returns = returns.flatten(0, 1)
+    if batch.group_size > 1: d.stats['dead_groups'] = float(dead_groups(outcome_score(batch)).float().mean())
     return d
 
 # %% ../nbs/05_loop.ipynb #d076bce1
@@ -371,7 +373,7 @@ def update(d: Prepared, policy, critic, opt, cfg, generator: torch.Generator, ob
             loss, stats = backward(d, idx, policy, critic, cfg, objective)
             gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm if cfg.max_grad_norm > 0 else math.inf)
             if not torch.isfinite(gn): raise NonFiniteLoss(f"gradient norm is {gn.item()}")
-            opt.step()
+            if gn > 0: opt.step()    # an exactly zero gradient (all groups dead): Adam's momentum alone would still move
             losses.append(loss); grad_norms.append(gn.item())
             for k, v in stats.items(): sums[k] = sums.get(k, 0.0) + v
     n_units = max(d.n_units * cfg.epochs, 1)
@@ -419,7 +421,7 @@ def load_checkpoint(run_dir: str | os.PathLike) -> dict:
 LOG_COLUMNS = ['step', 'wall_time', 'env_steps', 'reward', 'ep_len', 'eval_return', 'loss', 'entropy', 'kl',
                'clip_frac', 'grad_norm', 'value_loss', 'logp_gap', 'chosen_logp', 'rejected_logp', 'margin',
                'pref_acc', 't_rollout', 't_score', 't_update', 't_other', 'steps_per_s', 'ratio_mean', 'ratio_max',
-               'ratio_out', 'lag', 'dropped', 'rejected', 'queue']
+               'ratio_out', 'lag', 'dropped', 'rejected', 'queue', 'dead_groups']
 
 class CSVLog:
     "Write rows of metrics to `path`; when resuming, keep the rows up to step `keep_until` and continue after them."
@@ -482,6 +484,9 @@ def restore(resume: str, cfg, policy, critic, opt, generator) -> dict:
     "Load the checkpoint of the run directory `resume` into the run's objects; returns the checkpoint."
     ck = load_checkpoint(resume)
     cfg.check_resumable(ck['config'])
+    if ck.get('solved') and cfg.stop_when_solved:
+        raise ConfigError(f"nothing to do: the run in {resume} stopped at step {ck['step']} because it was solved; "
+                          f"pass --stop_when_solved false to train it further")
     if ck['step'] >= cfg.steps:
         raise ConfigError(f"nothing to do: the checkpoint in {resume} is at step {ck['step']} and steps is {cfg.steps}; "
                           f"pass --steps N with N > {ck['step']} to train further")
@@ -500,10 +505,10 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
         ck = restore(resume, cfg, policy, critic, opt, generator)
         start, env_steps, wall0 = ck['step'], ck['env_steps'], ck['wall_time']
     t_start, saved = time.perf_counter() - wall0, start
-    def checkpoint(step: int):
+    def checkpoint(step: int, solved: bool = False):
         nonlocal saved
         save_checkpoint(cfg.run_dir, step, policy, critic, opt, generator, cfg, env_steps=env_steps,
-                        wall_time=time.perf_counter() - t_start)
+                        wall_time=time.perf_counter() - t_start, solved=solved)
         saved = step
     source.publish(policy, start)
     cfg.run_dir.mkdir(parents=True, exist_ok=True)
@@ -546,7 +551,7 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
             log.write(row)
             bar.set_postfix(reward=f"{row['reward']:.3g}", eval=f"{last_eval:.3g}")
             if (step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps or solved or source.stopping:
-                checkpoint(step + 1)
+                checkpoint(step + 1, solved)
             if solved or source.stopping: break
     finally:
         source.close(); log.close(); task.close(); bar.close()
