@@ -3,12 +3,13 @@
     python bench/lm_rung.py --config configs/countdown_sft_tiny_cpu.yaml --threads 1    # and _dpo_, _ipo_, _ppo_
     python bench/lm_rung.py --config configs/countdown_tiny_cpu.yaml --label countdown_tiny_cpu_1thread --threads 1
     python bench/axis.py                                                     # -> bench/results/axis.md
+    python bench/axis.py --quick        # CI: the same table from the committed logs, written to a temporary folder
 
 Every row: held-out greedy accuracy on the same 256 problems at step 0 (the SFT warm-up alone, the same model for
 every row), at the end and at its peak, Fisher's one-sided p of end > start, and the training wall time in the log
 (from the loop's start; loading the model and building data are not in it).
 """
-import sys
+import argparse, sys, tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,11 +26,18 @@ RUNS = [  # (algorithm, what it learns from, models in memory, the run's config 
 ]
 
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--quick', action='store_true', help='CI check: build the table from the committed logs in bench/results '
+                    'and write it to a temporary folder (every log must be there)')
+    args = ap.parse_args()
+    out = Path(tempfile.mkdtemp(prefix='bench_axis_')) if args.quick else ROOT / 'bench/results'
     lines = ["| algorithm | learns from | models held | held-out start | final | peak (step) | p, final > start | wall time |",
              "|---|---|---|---|---|---|---|---|"]
     for algo, signal, models, name in RUNS:
         path = ROOT / 'bench/results' / f'{name}_log.csv'
-        if not path.exists(): lines.append(f"| {algo} | {signal} | {models} | not run | | | | |"); continue
+        if not path.exists():
+            if args.quick: sys.exit(f"bench/axis.py --quick: {path} is missing; the table's logs must be committed")
+            lines.append(f"| {algo} | {signal} | {models} | not run | | | | |"); continue
         log = read_log(path)
         r = rung_report(log, 256)
         lines.append(f"| {algo} | {signal} | {models} | {r['start']:.3f} | {r['final']:.3f} | {r['peak']:.3f} ({r['peak_step']}) | "
@@ -37,7 +45,8 @@ def main():
     text = "\n".join(lines) + ("\n\nFrom `python bench/axis.py`, which reads the logs that `python bench/lm_rung.py --config "
                                "configs/<name>.yaml --threads 1` keeps in bench/results/. Every row ran with 1 thread pinned "
                                "to one core while other jobs used the second; each run's results file states its command.\n")
-    (ROOT / 'bench/results/axis.md').write_text(text)
+    (out / 'axis.md').write_text(text)
     print(text)
+    if args.quick: print(f"(quick mode: written to {out / 'axis.md'})")
 
 if __name__ == '__main__': main()

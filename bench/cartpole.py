@@ -2,6 +2,7 @@
 
     python bench/cartpole.py                 # every algorithm, seeds 0 1 2
     python bench/cartpole.py --algos ppo --seeds 0 1 2 3 4
+    python bench/cartpole.py --quick          # CI: reinforce, seed 0, 3 steps; results in a temporary folder
 
 Each run is a fresh `python -m nanorl.train --config configs/cartpole_<algo>.yaml --seed S` process. Wall time is
 measured around the whole process (interpreter start and imports included) and ends when the run stops: at the
@@ -23,9 +24,9 @@ def time_cmd(cmd: list[str]) -> float:
     subprocess.run(cmd, check=True, cwd=ROOT, capture_output=True)
     return time.perf_counter() - t0
 
-def run_one(algo: str, seed: int, out_dir: str) -> dict:
+def run_one(algo: str, seed: int, out_dir: str, extra=()) -> dict:
     cmd = [sys.executable, '-m', 'nanorl.train', '--config', str(ROOT / f'configs/cartpole_{algo}.yaml'),
-           '--seed', str(seed), '--out_dir', out_dir, '--name', f'{algo}_s{seed}', '--progress', 'false']
+           '--seed', str(seed), '--out_dir', out_dir, '--name', f'{algo}_s{seed}', '--progress', 'false', *extra]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     wall = time.perf_counter() - t0
@@ -41,13 +42,23 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--algos', nargs='*', default=list(PRESETS))
     ap.add_argument('--seeds', nargs='*', type=int, default=[0, 1, 2])
-    ap.add_argument('--out', default=str(ROOT / 'bench/results/cartpole'))
+    ap.add_argument('--out', default=None, help='results path without extension (default: bench/results/cartpole; '
+                                               '--quick: a temporary folder)')
+    ap.add_argument('--quick', action='store_true', help='CI smoke run: reinforce, seed 0, 3 training steps, '
+                                                         'results outside bench/results')
     args = ap.parse_args()
-    startup = statistics.median(time_cmd([sys.executable, '-c', 'import nanorl.train']) for _ in range(3))
+    extra, n_startup = [], 3
+    if args.quick:
+        args.algos, args.seeds, extra, n_startup = ['reinforce'], [0], ['--steps', '3'], 1
+        if args.out is None: args.out = str(Path(tempfile.mkdtemp(prefix='bench_cartpole_')) / 'cartpole')
+    if args.out is None: args.out = str(ROOT / 'bench/results/cartpole')
+    startup = statistics.median(time_cmd([sys.executable, '-c', 'import nanorl.train']) for _ in range(n_startup))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for algo, seed in tqdm([(a, s) for a in args.algos for s in args.seeds], desc='cartpole bench'):
-            rows.append(run_one(algo, seed, tmp))
+            rows.append(run_one(algo, seed, tmp, extra))
+    if args.quick:   # the run went through its steps and its final evaluation
+        assert all(r['train_steps'] == 3 and r['env_steps'] > 0 and not math.isnan(r['final_eval_return']) for r in rows), rows
     with open(args.out + '.csv', 'w', newline='') as f:
         w = csv.DictWriter(f, list(rows[0])); w.writeheader(); w.writerows(rows)
     lines = ['| algo | solved | median wall s (process start to solved) | median env steps | median rollout steps/s |',
@@ -60,9 +71,11 @@ def main():
     table = '\n'.join(lines)
     cmd = 'python bench/cartpole.py' + ('' if args.algos == list(PRESETS) else ' --algos ' + ' '.join(args.algos)) \
           + ('' if args.seeds == [0, 1, 2] else ' --seeds ' + ' '.join(map(str, args.seeds)))
+    if args.quick: cmd = 'python bench/cartpole.py --quick'
     note = (f"Seeds {args.seeds}, medians; produced by `{cmd}`. In the same run, starting Python and importing "
-            f"`nanorl.train` alone took {startup:.1f} s (median of 3): that much of each wall time is start-up.")
+            f"`nanorl.train` alone took {startup:.1f} s (median of {n_startup}): that much of each wall time is start-up.")
     Path(args.out + '.md').write_text(f"{table}\n\n{note}\n")
     print(table); print(note)
+    if args.quick: print(f"(quick mode: results in {args.out}.csv and .md)")
 
 if __name__ == '__main__': main()

@@ -3,6 +3,7 @@
     python bench/lm_rung.py                         # configs/countdown_tiny_cpu.yaml
     python bench/lm_rung.py --config configs/gsm8k_tiny_cpu.yaml
     python bench/lm_rung.py --config configs/countdown_ppo_tiny_cpu.yaml --threads 1   # extra keys go to the run
+    python bench/lm_rung.py --quick     # CI: 2 steps, 8 eval problems, a 100-step SFT model; results in a temporary folder
 
 Builds the tiny model first if it is not cached (timed separately), then trains with the config and any extra keys.
 Copies the run's log to bench/results/<name>_log.csv and writes bench/results/<name>.md (<name>: --label, else the
@@ -22,13 +23,23 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--config', default='configs/countdown_tiny_cpu.yaml')
     ap.add_argument('--label', default=None, help='name of the results files (default: the config file name)')
+    ap.add_argument('--quick', action='store_true', help='CI smoke run: the same run for 2 steps (evaluating 8 problems) on '
+                    'a tiny model with 100 SFT steps; results go to a temporary folder, not bench/results')
     args, extra = ap.parse_known_args()      # anything else goes to nanorl.train, e.g. --threads 1
     name = args.label or Path(args.config).stem
     cfg = from_dict(load_yaml(ROOT / args.config))
+    results = Path(tempfile.mkdtemp(prefix='bench_lm_rung_')) if args.quick else ROOT / 'bench/results'
+    build = f"from nanorl.tiny import tiny_model; print(tiny_model({cfg.task!r}, {cfg.seed}))"
+    if args.quick: build = f"from nanorl.tiny import tiny_model; print(tiny_model({cfg.task!r}, {cfg.seed}, sft_steps=100, progress=False))"
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, '-c', f"from nanorl.tiny import tiny_model; print(tiny_model({cfg.task!r}, {cfg.seed}))"],
-                   check=True, cwd=ROOT)
+    built_path = subprocess.run([sys.executable, '-c', build], check=True, cwd=ROOT,
+                                **(dict(stdout=subprocess.PIPE, text=True) if args.quick else {})).stdout
     t_build = time.perf_counter() - t0
+    asked = [*(['--label', args.label] if args.label else []), *extra] + (['--quick'] if args.quick else [])
+    if args.quick:
+        quick = {'model': built_path.strip().splitlines()[-1], 'steps': 2, 'eval_every': 2, 'n_eval': 8}
+        extra = [*extra, *(x for k, v in quick.items() for x in (f'--{k}', str(v)))]
+        cfg = from_dict({**load_yaml(ROOT / args.config), **quick})
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, '-m', 'nanorl.train', '--config', args.config, *extra, '--out_dir', tmp, '--name', name]
         t0 = time.perf_counter()
@@ -37,8 +48,10 @@ def main():
         notes = [l[len('nanorl: '):] for l in out.splitlines() if l.startswith('nanorl: ')]
         wall = time.perf_counter() - t0
         log = read_log(Path(tmp) / name)
-        shutil.copy(Path(tmp) / name / 'log.csv', ROOT / f'bench/results/{name}_log.csv')
+        shutil.copy(Path(tmp) / name / 'log.csv', results / f'{name}_log.csv')
     r = rung_report(log, cfg.n_eval)
+    if args.quick:   # the run trained its steps and evaluated at the start and at the end
+        assert int(log['step'][-1]) == r['final_step'] == cfg.steps, (log['step'], r)
     n = len(os.sched_getaffinity(0))
     cores = f"{n} of this machine's {os.cpu_count()} cores" + (" (pinned with taskset)" if n < os.cpu_count() else "")
     built = f"building the tiny model took {t_build / 60:.1f} min" if t_build > 10 else "the tiny model came from the cache"
@@ -48,7 +61,7 @@ def main():
             f"| Fisher one-sided p, final > start | {r['p_final']:.2g} |\n| Fisher one-sided p, peak > start | {r['p_peak']:.2g} |\n\n"
             f"Training took {wall / 60:.1f} min of wall time (process start included) on {cores}; "
             f"{built}. {time_breakdown(log)}. "
-            f"Produced by `{' '.join(['python bench/lm_rung.py --config', args.config, *(['--label', args.label] if args.label else []), *extra])}`, which runs "
+            f"Produced by `{' '.join(['python bench/lm_rung.py --config', args.config, *asked])}`, which runs "
             f"`{' '.join(['python -m nanorl.train --config', args.config, *extra])}`.\n")
     if notes: text += "\nThe run reported: " + "; ".join(notes) + ".\n"
     prefs = [(s, c, rj, a) for s, c, rj, a in zip(log['step'], log.get('chosen_logp', []), log.get('rejected_logp', []),
@@ -59,7 +72,8 @@ def main():
         text += (f"\nOn the training pairs, means over successive windows of 50 steps:\n\n"
                  f"- preference accuracy: {fmt(win(3))}\n- chosen logprob (nats): {fmt(win(1))}\n"
                  f"- rejected logprob (nats): {fmt(win(2))}\n")
-    (ROOT / f'bench/results/{name}.md').write_text(text)
+    (results / f'{name}.md').write_text(text)
     print(text)
+    if args.quick: print(f"(quick mode: results in {results})")
 
 if __name__ == '__main__': main()

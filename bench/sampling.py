@@ -1,6 +1,7 @@
 """Tokens per second of HFPolicy.generate against plain transformers `model.generate`, same model and prompts.
 
     python bench/sampling.py [--model DIR] [--batch 64] [--new 48] [--repeats 5]
+    python bench/sampling.py --quick     # CI: batch 4, 4 new tokens, 1 repeat; written to a temporary folder
 
 Without --model it builds a small random Qwen2 model offline (nanorl.tiny). Both samplers draw with temperature 1
 and nothing else (model.generate gets top_k=0/top_p=1 explicitly and a fixed number of new tokens, so both produce
@@ -21,7 +22,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--model', default=None); ap.add_argument('--batch', type=int, default=64)
     ap.add_argument('--new', type=int, default=48); ap.add_argument('--repeats', type=int, default=5)
+    ap.add_argument('--quick', action='store_true', help='CI smoke run: batch 4, 4 new tokens, 1 repeat; '
+                    'results go to a temporary folder, not bench/results')
     args = ap.parse_args()
+    out = ROOT / 'bench/results'
+    if args.quick: args.batch, args.new, args.repeats, out = 4, 4, 1, Path(tempfile.mkdtemp(prefix='bench_sampling_'))
     torch.set_num_threads(1)
     tmp = tempfile.TemporaryDirectory()
     if args.model is None:
@@ -44,10 +49,14 @@ def main():
     med = {k: statistics.median(v) for k, v in rates.items()}
     ratio = med['HFPolicy.generate'] / med['model.generate']
     cmd = 'python bench/sampling.py' + ('' if args.model.startswith(tmp.name) else f' --model {args.model}')
+    if args.quick:   # both samplers ran and gave a positive, finite rate
+        assert 0 < ratio < float('inf'), rates
+        cmd += ' --quick'
     text = (f"| sampler | median tokens/s |\n|---|---|\n" + ''.join(f"| {k} | {v:,.0f} |\n" for k, v in med.items())
             + f"\nRatio HFPolicy/model.generate: **{ratio:.2f}** (batch {args.batch}, {args.new} new tokens, "
             f"{args.repeats} alternating runs each, one thread); produced by `{cmd}`.\n")
-    (ROOT / 'bench/results/sampling.md').write_text(text)
+    (out / 'sampling.md').write_text(text)
     print(text)
+    if args.quick: print(f"(quick mode: written to {out / 'sampling.md'})")
 
 if __name__ == '__main__': main()

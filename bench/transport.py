@@ -3,6 +3,7 @@ CartPole against sync.
 
     python bench/transport.py                         # every part
     python bench/transport.py --parts bytes latency   # some of them: bytes latency submit cartpole
+    python bench/transport.py --quick                 # CI: every part at the smallest size, in a temporary folder
 
 - bytes: the safetensors body one publish sends, with LoRA (rank 8 on q/k/v/o) and with full weights, for the tiny
   model (chapter 08) and for a ~100M-parameter Qwen2 config built here with random weights (no hub).
@@ -17,7 +18,9 @@ CartPole against sync.
   from the trainer's start to its exit.
 
 Each timing is the median of several repetitions. Writes bench/results/transport.csv (every measurement) and
-bench/results/transport.md (the tables).
+bench/results/transport.md (the tables). --quick runs the same code with 1 repetition, 10 submissions, a 100-step SFT
+tiny model and a small random Qwen2 in place of the 100M one (latency: its LoRA and the tiny model's full weights),
+CartPole seed 0 for 3 steps, and writes to a temporary folder.
 """
 import argparse, csv, math, multiprocessing as mp, os, secrets, socket, statistics, subprocess, sys, tempfile, threading, time
 from pathlib import Path
@@ -27,7 +30,8 @@ sys.path.insert(0, str(ROOT))
 import torch
 from nanorl.train import TASKS, Config, build, read_log
 from nanorl.model import weights_of
-from nanorl.serve import Client, TrainerSource, batch_tensors, pack, unpack
+from nanorl.serve import Client, TrainerSource
+from nanorl.wire import batch_tensors, pack, unpack
 
 RESULTS = ROOT / 'bench/results'
 ROWS = []
@@ -39,31 +43,39 @@ def record(part, what, value, unit):
 def free_port():
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
 
-def qwen2_100m(lora_rank=0):
+QWEN2_QUICK = dict(vocab_size=1_000, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                   num_key_value_heads=2)   # --quick: the same architecture, small enough for seconds
+
+def qwen2_100m(lora_rank=0, **dims):
     from transformers import AutoModelForCausalLM, Qwen2Config
     from nanorl.model import add_lora
-    cfg = Qwen2Config(vocab_size=32_000, hidden_size=768, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12,
-                      num_key_value_heads=4, tie_word_embeddings=True)
+    cfg = Qwen2Config(**{**dict(vocab_size=32_000, hidden_size=768, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12,
+                                num_key_value_heads=4, tie_word_embeddings=True), **dims})
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(cfg)
     return add_lora(model, lora_rank) if lora_rank else model
 
-def tiny(lora_rank=0):
+def tiny(lora_rank=0, sft_steps=None):
     from nanorl.model import HFPolicy
     from nanorl.tiny import tiny_model
-    return HFPolicy.load(str(tiny_model('countdown', 0, progress=False)), lora_rank=lora_rank)
+    return HFPolicy.load(str(tiny_model('countdown', 0, progress=False, sft_steps=sft_steps)), lora_rank=lora_rank)
 
 def n_params(m): return sum(p.numel() for p in m.parameters())
 
-def part_bytes(payloads):
+MODELS = [('tiny (chapter 08)', tiny, 'tiny'), ('Qwen2 ~100M (random weights)', qwen2_100m, '100M')]   # (row, make, payload name)
+QUICK_MODELS = [('tiny (100 SFT steps)', lambda r=0: tiny(r, sft_steps=100), 'tiny'),
+                ('Qwen2 small (random weights)', lambda r=0: qwen2_100m(r, **QWEN2_QUICK), 'small Qwen2')]
+QUICK_LATENCY = ['tiny full', 'small Qwen2 LoRA']   # --quick: a full-weights and a LoRA publish (each payload spawns 2 clients)
+
+def part_bytes(payloads, models=MODELS):
     lines = ['| model | parameters | bytes per publish, full weights | bytes per publish, LoRA rank 8 | ratio |', '|---|---|---|---|---|']
-    for name, make in [('tiny (chapter 08)', tiny), ('Qwen2 ~100M (random weights)', qwen2_100m)]:
+    for name, make, short in models:
         full, lora = make(), make(8)
         b_full, b_lora = len(pack(weights_of(full), {'version': 0})), len(pack(weights_of(lora), {'version': 0}))
         record('bytes', f'{name} full', b_full, 'B'); record('bytes', f'{name} lora8', b_lora, 'B')
         lines.append(f"| {name} | {n_params(full) / 1e6:.1f}M | {b_full / 2**20:,.2f} MiB | {b_lora / 2**20:,.3f} MiB | {b_full / b_lora:,.0f}x |")
-        if name.startswith('Qwen2'): payloads.update({'100M full': full, '100M LoRA': lora})
-        else: payloads['tiny full'] = full
+        if name.startswith('Qwen2'): payloads.update({f'{short} full': full, f'{short} LoRA': lora})
+        else: payloads[f'{short} full'] = full
     return '\n'.join(lines)
 
 # ---- the client side, run in a spawned process so that it does not share the server's interpreter lock
@@ -180,10 +192,10 @@ def run_proc(args, env):
     return subprocess.Popen([sys.executable, '-m', 'nanorl.train', '--progress', 'false', *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
-def cartpole_run(mode, seed, tmp):
+def cartpole_run(mode, seed, tmp, extra=()):
     env = {**os.environ, 'NANORL_TOKEN': secrets.token_hex(16), 'OMP_NUM_THREADS': '1', 'PYTHONPATH': str(ROOT)}
     name, port = f'{mode}_s{seed}', free_port()
-    common = ['--config', 'configs/cartpole_async.yaml', '--seed', str(seed), '--out_dir', tmp, '--name', name]
+    common = ['--config', 'configs/cartpole_async.yaml', '--seed', str(seed), '--out_dir', tmp, '--name', name, *extra]
     t0 = time.perf_counter()
     if mode == 'sync':
         p = run_proc([*common, '--role', 'local', '--max_staleness', '0'], env); out = p.communicate()[0]; workers = []
@@ -202,11 +214,11 @@ def cartpole_run(mode, seed, tmp):
     for k in ('wall_s', 'samples_per_s', 'env_steps'): record('cartpole', f'{mode} seed {seed} {k}', row[k], '')
     return row
 
-def part_cartpole(seeds):
+def part_cartpole(seeds, extra=()):
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for seed in seeds:
-            for mode in ('sync', 'async'): rows.append(cartpole_run(mode, seed, tmp))
+            for mode in ('sync', 'async'): rows.append(cartpole_run(mode, seed, tmp, extra))
     med = lambda mode, k: statistics.median(r[k] for r in rows if r['mode'] == mode)
     lines = ['| CartPole, configs/cartpole_async.yaml | sync (1 process) | async (trainer + 2 workers) | async / sync |', '|---|---|---|---|']
     lines.append(f"| solved | {sum(r['solved'] for r in rows if r['mode'] == 'sync')}/{len(seeds)} | "
@@ -222,28 +234,38 @@ def main():
     ap.add_argument('--reps', type=int, default=5)
     ap.add_argument('--submits', type=int, default=300)
     ap.add_argument('--seeds', nargs='*', type=int, default=[0, 1, 2])
+    ap.add_argument('--quick', action='store_true', help='CI smoke run: every part (or --parts) at the smallest size; '
+                    'results go to a temporary folder, not bench/results')
     args = ap.parse_args()
+    results, models, cartpole_extra = RESULTS, MODELS, []
+    if args.quick:
+        args.reps, args.submits, args.seeds, models, cartpole_extra = 1, 10, [0], QUICK_MODELS, ['--steps', '3']
+        results = Path(tempfile.mkdtemp(prefix='bench_transport_'))
     torch.set_num_threads(1)
     sections, payloads = [], {}
     if 'bytes' in args.parts or 'latency' in args.parts:
         print("bytes per publish", flush=True)
-        sections.append(part_bytes(payloads))
+        sections.append(part_bytes(payloads, models))
     if 'latency' in args.parts:
         print("publish-to-fetch latency", flush=True)
-        sections.append(part_latency(payloads, args.reps))
+        sections.append(part_latency({k: payloads[k] for k in QUICK_LATENCY} if args.quick else payloads, args.reps))
     if 'submit' in args.parts:
         print("batch submissions", flush=True)
         sections.append(part_submit(args.submits, args.reps))
     if 'cartpole' in args.parts:
         print("async vs sync CartPole", flush=True)
-        sections.append(part_cartpole(args.seeds))
+        sections.append(part_cartpole(args.seeds, cartpole_extra))
+    if args.quick:   # every part that ran measured something: finite, positive numbers
+        assert {r['part'] for r in ROWS} == set(args.parts) | ({'bytes'} if 'latency' in args.parts else set()), ROWS
+        assert all(0 < r['value'] < math.inf for r in ROWS), [r for r in ROWS if not 0 < r['value'] < math.inf]
     suffix = '' if set(args.parts) == {'bytes', 'latency', 'submit', 'cartpole'} else '_' + '_'.join(args.parts)
-    with open(RESULTS / f'transport{suffix}.csv', 'w', newline='') as f:
+    with open(results / f'transport{suffix}.csv', 'w', newline='') as f:
         w = csv.DictWriter(f, ['part', 'what', 'value', 'unit']); w.writeheader(); w.writerows(ROWS)
-    cmd = 'python bench/transport.py' + (f" --parts {' '.join(args.parts)}" if suffix else '')
-    (RESULTS / f'transport{suffix}.md').write_text('\n\n'.join(sections) + f"\n\nMedians of {args.reps} repetitions (CartPole: seeds "
+    cmd = 'python bench/transport.py' + (f" --parts {' '.join(args.parts)}" if suffix else '') + (' --quick' if args.quick else '')
+    (results / f'transport{suffix}.md').write_text('\n\n'.join(sections) + f"\n\nMedians of {args.reps} repetitions (CartPole: seeds "
                                                    f"{args.seeds}) on a shared 2-core x86 machine, loopback; produced by `{cmd}`.\n")
-    print((RESULTS / f'transport{suffix}.md').read_text())
+    print((results / f'transport{suffix}.md').read_text())
+    if args.quick: print(f"(quick mode: results in {results})")
 
 if __name__ == '__main__':
     main()

@@ -46,7 +46,8 @@ class Critic(nn.Module):
         super().__init__()
         self.net = mlp([obs_dim, hidden, hidden, 1], out_gain=1.0)
     def forward(self, obs: Tensor, act: Tensor | None = None, obs_mask: Tensor | None = None) -> Tensor:
-        "Values `[..., T]` of `obs` `[..., T, obs_dim]`; `act` and `obs_mask` are unused (a language critic needs them)."
+        ("Values `[..., T]` of `obs` `[..., T, obs_dim]`; `act` and `obs_mask` are unused "
+         "(a language critic needs them).")
         return self.net(obs).squeeze(-1)
 
 # %% ../nbs/04_control.ipynb #d7fbf195

@@ -9,7 +9,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def nanorl_cli():
     "Run `python -m nanorl.train ARGS` from the repository root; returns the CompletedProcess."
     def run(*args, timeout=900):
-        return subprocess.run([sys.executable, '-m', 'nanorl.train', *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+        return subprocess.run([sys.executable, '-m', 'nanorl.train', *args], capture_output=True, text=True, cwd=ROOT,
+                              timeout=timeout)
     return run
 
 @pytest.fixture(scope='session')

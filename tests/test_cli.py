@@ -9,7 +9,8 @@ from nanorl.train import CKPT, Config, read_log
 ROOT = Path(__file__).resolve().parent.parent
 
 def run(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, '-m', 'nanorl.train', *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+    return subprocess.run([sys.executable, '-m', 'nanorl.train', *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
 
 @pytest.mark.parametrize('args, message', [
     (['--learning_rate', '0.1'], "unknown config key 'learning_rate'; did you mean 'lr'?"),
@@ -53,12 +54,14 @@ def test_help_lists_every_knob():
 def test_console_script_and_default_run_solve_cartpole(tmp_path):
     "`nanorl-train` with no arguments but an output folder: REINFORCE solves CartPole."
     exe = shutil.which('nanorl-train') or str(Path(sys.executable).parent / 'nanorl-train')
-    p = subprocess.run([exe, '--out_dir', str(tmp_path), '--progress', 'false'], capture_output=True, text=True, timeout=300)
+    p = subprocess.run([exe, '--out_dir', str(tmp_path), '--progress', 'false'], capture_output=True, text=True,
+                       timeout=300)
     assert p.returncode == 0, p.stderr
     log = read_log(tmp_path / 'cartpole_reinforce')
     evals = [v for v in log['eval_return'] if not math.isnan(v)]
     assert evals[-1] >= 475 and log['step'][-1] < 300
-    assert (tmp_path / 'cartpole_reinforce' / CKPT).is_file() and (tmp_path / 'cartpole_reinforce' / 'config.yaml').is_file()
+    assert ((tmp_path / 'cartpole_reinforce' / CKPT).is_file()
+            and (tmp_path / 'cartpole_reinforce' / 'config.yaml').is_file())
 
 def test_resume_from_the_command_line_is_exact(tmp_path):
     common = ['--config', 'configs/cartpole_ppo.yaml', '--n_prompts', '4', '--max_len', '100', '--progress', 'false',

@@ -6,10 +6,12 @@ from nanorl.train import read_log
 
 
 @pytest.mark.parametrize('args, message', [
-    (['--task', 'countdown', '--algo', 'grpo', '--group_size', '4', '--model', 'no/such-model-here'], "cannot load model 'no/such-model-here'"),
+    (['--task', 'countdown', '--algo', 'grpo', '--group_size', '4', '--model', 'no/such-model-here'],
+     "cannot load model 'no/such-model-here'"),
     (['--task', 'countdown', '--algo', 'sft', '--data', 'no/such.jsonl'], "data file 'no/such.jsonl' does not exist"),
     (['--task', 'countdown', '--algo', 'dpo', '--beta', '0'], "beta must be positive"),
-    (['--task', 'countdown', '--algo', 'grpo', '--group_size', '4', '--n_eval', '100000'], "n_eval is 100000 but countdown holds out"),
+    (['--task', 'countdown', '--algo', 'grpo', '--group_size', '4', '--n_eval', '100000'],
+     "n_eval is 100000 but countdown holds out"),
     (['--task', 'countdown', '--dtype', 'float16'], "unknown dtype 'float16'"),
     (['--task', 'countdown', '--temperature', '0'], "temperature must be positive"),
 ])
@@ -27,6 +29,7 @@ def test_grpo_on_countdown_runs_end_to_end(nanorl_cli, quick_model, tmp_path):
     assert log['step'] == [0, 1, 2, 3]
     for k in ('reward', 'loss', 'entropy', 'grad_norm', 'logp_gap', 't_rollout', 't_score', 't_update'):
         assert all(math.isfinite(v) for v in log[k][1:]), k
-    assert max(log['logp_gap'][1:]) < 1e-5          # trainer and sampler agree in fp32 (row 0 is the eval before training)
+    # trainer and sampler agree in fp32 (row 0 is the eval before training)
+    assert max(log['logp_gap'][1:]) < 1e-5
     assert 0 <= log['eval_return'][-1] <= 1
     assert 'time per part: rollout' in p.stdout

@@ -27,8 +27,10 @@ def test_bad_rows_are_reported_by_line_and_skipped(nanorl_cli, quick_model, tmp_
     assert log['step'] == [0, 1, 2] and all(math.isfinite(v) and v > 0 for v in log['loss'][1:])
 
 @pytest.mark.parametrize('algo, rows, message', [
-    ('sft', [{'prompt': 'a', 'completion': ' '}, {'prompt': 'b'}], "has no valid rows (line 1: empty 'completion'; line 2: missing field 'completion')"),
-    ('dpo', [{'prompt': 'a', 'chosen': 'x', 'rejected': 7}], "has no valid rows (line 1: 'rejected' is a int, not a string)"),
+    ('sft', [{'prompt': 'a', 'completion': ' '}, {'prompt': 'b'}],
+     "has no valid rows (line 1: empty 'completion'; line 2: missing field 'completion')"),
+    ('dpo', [{'prompt': 'a', 'chosen': 'x', 'rejected': 7}],
+     "has no valid rows (line 1: 'rejected' is a int, not a string)"),
     ('dpo', [], "has no valid rows (the file is empty)"),
 ])
 def test_no_valid_rows_stops_before_training(nanorl_cli, quick_model, tmp_path, algo, rows, message):
@@ -43,30 +45,37 @@ def test_text_algos_refuse_control_tasks(nanorl_cli):
     assert p.returncode == 2 and 'sft learns from text' in p.stderr and 'Traceback' not in p.stderr
 
 def test_dpo_and_ipo_start_at_the_reference_and_separate_the_pairs(nanorl_cli, quick_model, tmp_path):
-    pairs = [{'prompt': f'nums {a} {b} target {a + b}\n', 'chosen': f'<answer>{a} + {b}</answer>', 'rejected': f'<answer>{a} - {b}</answer>'}
+    pairs = [{'prompt': f'nums {a} {b} target {a + b}\n', 'chosen': f'<answer>{a} + {b}</answer>',
+              'rejected': f'<answer>{a} - {b}</answer>'}
              for a in range(1, 6) for b in range(1, 4)]
     data = write(tmp_path / 'pairs.jsonl', pairs)
     for algo in ('dpo', 'ipo'):
-        p = nanorl_cli(*common(quick_model, tmp_path, algo, '--algo', algo, '--data', str(data), '--steps', '4', '--lr', '1e-3'))
+        p = nanorl_cli(*common(quick_model, tmp_path, algo, '--algo', algo, '--data', str(data), '--steps', '4',
+                               '--lr', '1e-3'))
         assert p.returncode == 0, p.stderr[-3000:]
         log = read_log(tmp_path / algo)
-        assert log['pref_acc'][1] == 0.5 and log['margin'][1] == 0.0   # step 1 is scored with the policy equal to the reference
+        # step 1 is scored with the policy equal to the reference
+        assert log['pref_acc'][1] == 0.5 and log['margin'][1] == 0.0
         if algo == 'dpo': assert abs(log['loss'][1] - math.log(2)) < 1e-6
         else: assert abs(log['loss'][1] - (1 / (2 * 0.1)) ** 2) < 1e-4
         assert log['margin'][-1] > 0 and log['pref_acc'][-1] > 0.5   # the same pairs, a few steps later, are told apart
         assert log['rejected_logp'][-1] < log['rejected_logp'][1]
-    swapped = write(tmp_path / 'swapped.jsonl', [{**p, 'chosen': p['rejected'], 'rejected': p['chosen']} for p in pairs])
-    p = nanorl_cli(*common(quick_model, tmp_path, 'swapped', '--algo', 'dpo', '--data', str(swapped), '--steps', '4', '--lr', '1e-3'))
+    swapped = write(tmp_path / 'swapped.jsonl',
+                    [{**p, 'chosen': p['rejected'], 'rejected': p['chosen']} for p in pairs])
+    p = nanorl_cli(*common(quick_model, tmp_path, 'swapped', '--algo', 'dpo', '--data', str(swapped), '--steps', '4',
+                           '--lr', '1e-3'))
     assert p.returncode == 0, p.stderr[-3000:]
     dpo, swap = read_log(tmp_path / 'dpo'), read_log(tmp_path / 'swapped')
-    for k, other in (('chosen_logp', 'rejected_logp'), ('rejected_logp', 'chosen_logp')):   # step 1: the same pairs, before any update
+    # step 1: the same pairs, before any update
+    for k, other in (('chosen_logp', 'rejected_logp'), ('rejected_logp', 'chosen_logp')):
         assert abs(dpo[k][1] - swap[other][1]) < 1e-5, (k, dpo[k][1], swap[other][1])
 
 def test_ppo_on_language_trains_a_critic_and_resumes_exactly(nanorl_cli, quick_model, tmp_path):
     import torch
-    ppo = lambda name: common(quick_model, tmp_path, name, '--algo', 'ppo', '--gamma', '1', '--lam', '1', '--minibatches', '2',
-                              '--n_prompts', '8', '--save_every', '2')
-    for args in ([*ppo('split'), '--steps', '2'], ['--resume', str(tmp_path / 'split'), '--steps', '4'], [*ppo('straight'), '--steps', '4']):
+    ppo = lambda name: common(quick_model, tmp_path, name, '--algo', 'ppo', '--gamma', '1', '--lam', '1',
+                              '--minibatches', '2', '--n_prompts', '8', '--save_every', '2')
+    for args in ([*ppo('split'), '--steps', '2'], ['--resume', str(tmp_path / 'split'), '--steps', '4'],
+                 [*ppo('straight'), '--steps', '4']):
         p = nanorl_cli(*args)
         assert p.returncode == 0, p.stderr[-3000:]
     split, straight = read_log(tmp_path / 'split'), read_log(tmp_path / 'straight')

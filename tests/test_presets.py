@@ -9,7 +9,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_committed_configs_equal_the_presets(tmp_path):
     written = [*write_presets(Config, PRESETS, tmp_path, prefix='cartpole_'),
-               *[p for presets in (PREF_PRESETS, LM_PRESETS, ASYNC_PRESETS) for p in write_presets(Config, presets, tmp_path)]]
+               *[p for presets in (PREF_PRESETS, LM_PRESETS, ASYNC_PRESETS)
+                 for p in write_presets(Config, presets, tmp_path)]]
     assert sorted(p.name for p in written) == sorted(p.name for p in (ROOT / 'configs').glob('*.yaml'))
     for p in written:
         assert p.read_text() == (ROOT / 'configs' / p.name).read_text(), f"configs/{p.name} is stale: run its chapter"

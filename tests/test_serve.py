@@ -1,4 +1,5 @@
-"The async transport with real processes on loopback: a trainer and rollout workers started as `python -m nanorl.train`."
+("The async transport with real processes on loopback: "
+ "a trainer and rollout workers started as `python -m nanorl.train`.")
 import ast, json, math, os, secrets, signal, socket, struct, subprocess, sys, time
 from pathlib import Path
 import pytest
@@ -20,7 +21,8 @@ def start(*args, token=TOKEN) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 def trainer(tmp, port, *args, name='t'):
-    return start('--role', 'trainer', '--port', str(port), '--out_dir', str(tmp), '--name', name, '--stop_when_solved', 'false', *args)
+    return start('--role', 'trainer', '--port', str(port), '--out_dir', str(tmp), '--name', name,
+                 '--stop_when_solved', 'false', *args)
 
 def worker(port, *args):
     return start('--role', 'rollout', '--trainer_url', f'http://127.0.0.1:{port}', '--patience', '30', *args)
@@ -86,8 +88,9 @@ def submit_valid(c, ok):
         time.sleep(0.05)
     assert status == 202, (status, msg)
 
-ENDPOINTS = [('GET', '/health'), ('GET', '/stats'), ('GET', '/config'), ('GET', '/weights/latest'), ('GET', '/weights/0'),
-             ('POST', '/batch'), ('GET', '/no/such/path'), ('PUT', '/batch'), ('DELETE', '/weights/latest')]
+ENDPOINTS = [('GET', '/health'), ('GET', '/stats'), ('GET', '/config'), ('GET', '/weights/latest'),
+             ('GET', '/weights/0'), ('POST', '/batch'), ('GET', '/no/such/path'), ('PUT', '/batch'),
+             ('DELETE', '/weights/latest')]
 
 @pytest.mark.parametrize('method, path', ENDPOINTS)
 def test_auth_on_every_endpoint(served, method, path):
@@ -113,8 +116,10 @@ def bad_cases(ok):
         ('truncated', good[:len(good) // 2], 400, "truncated or corrupt"),
         ('corrupt dtype in header', corrupt(good), 400, "not a valid safetensors file"),
         ('random bytes', secrets.token_bytes(300), 400, "safetensors"),
-        ('non-JSON header', struct.pack('<Q', n) + b'\x00not json' + good[17 + 0:8 + n] + good[8 + n:], 400, "header is not JSON"),
-        ('wrong dtype', pack({**ok, 'act': ok['act'].int()}, {'version': 0}), 400, "'act' has dtype torch.int32, expected torch.int64"),
+        ('non-JSON header', struct.pack('<Q', n) + b'\x00not json' + good[17 + 0:8 + n] + good[8 + n:], 400,
+         "header is not JSON"),
+        ('wrong dtype', pack({**ok, 'act': ok['act'].int()}, {'version': 0}), 400,
+         "'act' has dtype torch.int32, expected torch.int64"),
         ('wrong shape', pack({**ok, 'obs': ok['obs'][..., :3]}, {'version': 0}), 400, "'obs' has shape"),
         ('wrong batch size', pack({k: v[:2] for k, v in ok.items()}, {'version': 0}), 400, "has shape [2, 1,"),
         ('NaN', pack({**ok, 'logp': nan}, {'version': 0}), 400, "'logp' holds NaN or inf"),
@@ -124,7 +129,8 @@ def bad_cases(ok):
         ('no version', pack(ok, {'worker': 'w'}), 400, "'version' must be the non-negative integer"),
         ('version from the future', pack(ok, {'version': 10 ** 9}), 400, "is from the future"),
         ('action out of range', pack({**ok, 'act': ok['act'] + 7}, {'version': 0}), 400, "actions outside [0, 2)"),
-        ('oversized body', pack({**ok, 'obs': torch.zeros(4, 1, 50, 4).repeat(1, 1, 1, 100)}, {'version': 0}), 413, "exceeds the limit"),
+        ('oversized body', pack({**ok, 'obs': torch.zeros(4, 1, 50, 4).repeat(1, 1, 1, 100)}, {'version': 0}), 413,
+         "exceeds the limit"),
     ]
 
 def test_malformed_input_gets_4xx_naming_the_problem_then_valid_succeeds(served):
@@ -168,19 +174,26 @@ def test_fuzz_no_5xx(served, data):
         cut = data.draw(st.integers(0, len(b)))
         status, _ = c.request('POST', '/batch', bytes(b[:cut]) if data.draw(st.booleans()) else bytes(b))
     elif kind == 'tensors':
-        names = data.draw(st.lists(st.sampled_from(['obs', 'act', 'logp', 'reward', 'mask', 'terminated', 'last_obs', 'x']), max_size=8, unique=True))
+        names = data.draw(st.lists(st.sampled_from(['obs', 'act', 'logp', 'reward', 'mask', 'terminated',
+                                                    'last_obs', 'x']),
+                                   max_size=8, unique=True))
         dtypes = [torch.float32, torch.int64, torch.bool, torch.float16, torch.uint8]
         t = {n: torch.zeros(data.draw(st.lists(st.integers(0, 5), max_size=4))).to(data.draw(st.sampled_from(dtypes)))
              for n in names}
         meta = data.draw(st.dictionaries(st.sampled_from(['version', 'worker', 'step', '']),
-                                         st.one_of(st.integers(-5, 10 ** 12), st.text(max_size=5), st.none(), st.floats()), max_size=3))
+                                         st.one_of(st.integers(-5, 10 ** 12), st.text(max_size=5), st.none(),
+                                                   st.floats()),
+                                         max_size=3))
         status, _ = c.request('POST', '/batch', pack({**ok, **t} if data.draw(st.booleans()) else t, meta))
     elif kind == 'path':
-        path = '/' + data.draw(st.text(st.characters(min_codepoint=33, max_codepoint=126, exclude_characters='#%?'), max_size=30))
+        path = '/' + data.draw(st.text(st.characters(min_codepoint=33, max_codepoint=126, exclude_characters='#%?'),
+                                       max_size=30))
         status, _ = c.request(data.draw(st.sampled_from(['GET', 'POST', 'PUT', 'DELETE'])), path, b'' )
     else:
-        h = data.draw(st.sampled_from(['', 'Bearer', 'Bearer ', 'bearer ' + TOKEN, 'Bearer ' + TOKEN + 'x', 'Basic abc', 'Bearer \u00e9']))
-        status, _ = raw(c, 'GET', '/health', headers={'Authorization': h.encode('utf-8').decode('latin-1')} if h else {})
+        h = data.draw(st.sampled_from(['', 'Bearer', 'Bearer ', 'bearer ' + TOKEN, 'Bearer ' + TOKEN + 'x', 'Basic abc',
+                                       'Bearer \u00e9']))
+        status, _ = raw(c, 'GET', '/health',
+                        headers={'Authorization': h.encode('utf-8').decode('latin-1')} if h else {})
     assert status < 500, status
     assert p.poll() is None
     FUZZED.append(status)
@@ -212,8 +225,9 @@ def test_language_model_async_end_to_end(tmp_path):
     from nanorl.tiny import tiny_model
     model = str(tiny_model('countdown', seed=0, sft_steps=100, progress=False))
     port = free_port()
-    t = trainer(tmp_path, port, '--task', 'countdown', '--algo', 'grpo', '--group_size', '4', '--n_prompts', '4', '--max_len', '16',
-                '--model', model, '--steps', '4', '--eval_every', '4', '--n_eval', '16', '--max_staleness', '1')
+    t = trainer(tmp_path, port, '--task', 'countdown', '--algo', 'grpo', '--group_size', '4', '--n_prompts', '4',
+                '--max_len', '16', '--model', model, '--steps', '4', '--eval_every', '4', '--n_eval', '16',
+                '--max_staleness', '1')
     w = worker(port)
     out = t.communicate(timeout=300)[0]
     w.communicate(timeout=60)
@@ -224,7 +238,8 @@ def test_language_model_async_end_to_end(tmp_path):
 
 def test_worker_killed_mid_generation_trainer_keeps_training(tmp_path):
     port = free_port()
-    t = trainer(tmp_path, port, '--steps', '40', '--n_prompts', '16', '--max_len', '500', '--max_staleness', '2', '--eval_every', '40')
+    t = trainer(tmp_path, port, '--steps', '40', '--n_prompts', '16', '--max_len', '500', '--max_staleness', '2',
+                '--eval_every', '40')
     a, b = worker(port), worker(port)
     c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
     wait_for(lambda: len(c.json('/stats')['by_worker']) == 2 and version(c) >= 4, what='both workers contributing')
@@ -236,12 +251,14 @@ def test_worker_killed_mid_generation_trainer_keeps_training(tmp_path):
     end = final_stats(out)
     assert end['version'] == 40 and end['trained'] == 40 and balanced(end)
     gained = sorted(n - at_kill['by_worker'].get(w, 0) for w, n in end['by_worker'].items())
-    assert gained[0] <= 3 and gained[-1] >= 40 - at_kill['trained'] - 3, (at_kill, end)   # after the kill, the survivor's batches (plus the dead one's queued)
+    # after the kill, the survivor's batches (plus the dead one's queued)
+    assert gained[0] <= 3 and gained[-1] >= 40 - at_kill['trained'] - 3, (at_kill, end)
     assert b.returncode == 0
 
 def test_trainer_killed_and_resumed_workers_reconnect(tmp_path):
     port = free_port()
-    args = ['--steps', '60', '--n_prompts', '8', '--max_len', '200', '--max_staleness', '2', '--eval_every', '60', '--save_every', '5']
+    args = ['--steps', '60', '--n_prompts', '8', '--max_len', '200', '--max_staleness', '2', '--eval_every', '60',
+            '--save_every', '5']
     t = trainer(tmp_path, port, *args)
     ws = [worker(port), worker(port)]
     c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
@@ -277,9 +294,11 @@ def cartpole_batch(n_prompts, max_len) -> dict:
     return batch_tensors(b)
 
 def test_batch_without_snapshot_is_dropped_and_counted(tmp_path):
-    "After a restart the trainer holds only its checkpoint's version: a batch of the version before is within max_staleness, has no snapshot, and is dropped."
+    ("After a restart the trainer holds only its checkpoint's version: "
+     "a batch of the version before is within max_staleness, has no snapshot, and is dropped.")
     port, ok = free_port(), cartpole_batch(4, 50)
-    t = trainer(tmp_path, port, *SMALL, '--steps', '100', '--max_staleness', '2', '--save_every', '5', '--eval_every', '100')
+    t = trainer(tmp_path, port, *SMALL, '--steps', '100', '--max_staleness', '2', '--save_every', '5',
+                '--eval_every', '100')
     c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
     while version(c) < 6: submit_valid(c, ok)
     t.send_signal(signal.SIGKILL); t.wait()
@@ -297,7 +316,8 @@ def test_batch_without_snapshot_is_dropped_and_counted(tmp_path):
 
 def test_sigterm_finishes_the_step_and_checkpoints(tmp_path):
     port = free_port()
-    t = trainer(tmp_path, port, '--steps', '1000', '--n_prompts', '8', '--max_len', '100', '--max_staleness', '2', '--save_every', '1000')
+    t = trainer(tmp_path, port, '--steps', '1000', '--n_prompts', '8', '--max_len', '100', '--max_staleness', '2',
+                '--save_every', '1000')
     w = worker(port, '--patience', '3')
     c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
     wait_for(lambda: version(c) >= 5, what='5 steps')
@@ -326,7 +346,8 @@ def test_load_8_workers_queue_bounded_nothing_lost(tmp_path):
     last = [o.strip().splitlines()[-1] for o in outs]
     accepted = sum(ast.literal_eval(l[l.rindex('{'):])['accepted'] for l in last)
     assert end['queue_max'] <= 2 and balanced(end)
-    assert accepted == end["trained"] + end["queue"] and end["dropped"] == 0, (accepted, end, last)   # every accepted batch is trained or still queued
+    # every accepted batch is trained or still queued
+    assert accepted == end["trained"] + end["queue"] and end["dropped"] == 0, (accepted, end, last)
     assert end['trained'] >= 10 and len(end['by_worker']) == 8, end
     print(f"8 workers, 30 s: {end}")
 
