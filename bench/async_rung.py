@@ -2,7 +2,8 @@
 
     python bench/async_rung.py                                     # configs/countdown_async.yaml
     python bench/async_rung.py --config configs/cartpole_async.yaml --sync_log ''
-    python bench/async_rung.py --quick    # CI: 1 worker, 2 steps, 8 eval problems, a 100-step SFT model; temporary folder
+    python bench/async_rung.py --quick
+        # CI: 1 worker, 2 steps, 8 eval problems, a 100-step SFT model; temporary folder
 
 Starts `python -m nanorl.train --config CONFIG` (the trainer) and `--role rollout --trainer_url URL` twice, with a
 fresh NANORL_TOKEN, and waits for the trainer to finish. Copies the trainer's log to bench/results/<config>_log.csv
@@ -25,8 +26,9 @@ def main():
     ap.add_argument('--config', default='configs/countdown_async.yaml')
     ap.add_argument('--sync_log', default='bench/results/countdown_tiny_cpu_log.csv')
     ap.add_argument('--workers', type=int, default=2)
-    ap.add_argument('--quick', action='store_true', help='CI smoke run: 1 worker, 2 steps (language tasks: evaluating 8 '
-                    'problems, on a tiny model with 100 SFT steps); results go to a temporary folder, not bench/results')
+    ap.add_argument('--quick', action='store_true',
+                    help='CI smoke run: 1 worker, 2 steps (language tasks: evaluating 8 problems, on a tiny model with '
+                         '100 SFT steps); results go to a temporary folder, not bench/results')
     args = ap.parse_args()
     name, port = Path(args.config).stem, free_port()
     cfg = from_dict(load_yaml(ROOT / args.config))
@@ -35,20 +37,25 @@ def main():
         results, args.workers = Path(tempfile.mkdtemp(prefix='bench_async_rung_')), 1
         quick = {'steps': 2, 'eval_every': 2, **({'n_eval': 8} if cfg.task != 'cartpole' else {})}
         n_eval = quick.get('n_eval', n_eval)
-    env = {**os.environ, 'NANORL_TOKEN': secrets.token_hex(16), 'PYTHONPATH': str(ROOT), 'OMP_NUM_THREADS': '1', 'TQDM_MININTERVAL': '20'}
+    env = {**os.environ, 'NANORL_TOKEN': secrets.token_hex(16), 'PYTHONPATH': str(ROOT), 'OMP_NUM_THREADS': '1',
+           'TQDM_MININTERVAL': '20'}
     if cfg.task != 'cartpole':     # build the tiny model once, before three processes ask for it
         build = f"from nanorl.tiny import tiny_model; tiny_model({cfg.task!r}, {cfg.seed})"
-        if args.quick: build = f"from nanorl.tiny import tiny_model; print(tiny_model({cfg.task!r}, {cfg.seed}, sft_steps=100, progress=False))"
+        if args.quick:
+            build = (f"from nanorl.tiny import tiny_model; print(tiny_model({cfg.task!r}, {cfg.seed}, "
+                     f"sft_steps=100, progress=False))")
         built = subprocess.run([sys.executable, '-c', build], check=True, cwd=ROOT, env=env,
                                **(dict(stdout=subprocess.PIPE, text=True) if args.quick else {})).stdout
         if args.quick: quick['model'] = built.strip().splitlines()[-1]
     extra = [x for k, v in quick.items() for x in (f'--{k}', str(v))]
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        trainer = subprocess.Popen([sys.executable, '-m', 'nanorl.train', '--config', args.config, '--out_dir', tmp, '--name', name,
-                                    '--port', str(port), *extra], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        workers = [subprocess.Popen([sys.executable, '-m', 'nanorl.train', '--role', 'rollout', '--trainer_url', f'http://127.0.0.1:{port}',
-                                     '--patience', '60'], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        trainer = subprocess.Popen([sys.executable, '-m', 'nanorl.train', '--config', args.config, '--out_dir', tmp,
+                                    '--name', name, '--port', str(port), *extra],
+                                   cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        workers = [subprocess.Popen([sys.executable, '-m', 'nanorl.train', '--role', 'rollout',
+                                     '--trainer_url', f'http://127.0.0.1:{port}', '--patience', '60'],
+                                    cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                    for _ in range(args.workers)]
         lines = []
         for line in trainer.stdout:               # progress: the trainer's own lines
@@ -63,19 +70,25 @@ def main():
     counters = json.loads([l for l in lines if l.startswith('trainer: stopped')][-1].split('; ', 1)[1])
     if args.quick:   # the trainer trained its steps on batches the worker sent
         assert int(log['step'][-1]) == quick['steps'] and counters['trained'] >= quick['steps'], (log['step'], counters)
-    text = f"Trainer and {args.workers} workers from `{args.config}`, {int(log['step'][-1])} steps, {wall / 60:.1f} min of wall time (process start included). "
+    text = (f"Trainer and {args.workers} workers from `{args.config}`, {int(log['step'][-1])} steps, "
+            f"{wall / 60:.1f} min of wall time (process start included). ")
     if cfg.task != 'cartpole':
         from nanorl.lmtask import rung_report
         rows = [('async (this run)', rung_report(log, n_eval))]
-        if args.sync_log: rows.append(('sync (bench/lm_rung.py)', rung_report(read_log_csv(ROOT / args.sync_log), cfg.n_eval)))
+        if args.sync_log:
+            rows.append(('sync (bench/lm_rung.py)', rung_report(read_log_csv(ROOT / args.sync_log), cfg.n_eval)))
         probs = f"{n_eval} problems" + ('' if n_eval == cfg.n_eval else f"; the sync run: {cfg.n_eval}")
-        table = [f"| held-out greedy accuracy ({probs}) | start | peak (step) | final | Fisher p, final > start |", '|---|---|---|---|---|']
-        table += [f"| {n} | {r['start']:.3f} | {r['peak']:.3f} ({r['peak_step']}) | {r['final']:.3f} | {r['p_final']:.2g} |" for n, r in rows]
+        table = [f"| held-out greedy accuracy ({probs}) | start | peak (step) | final | Fisher p, final > start |",
+                 '|---|---|---|---|---|']
+        table += [f"| {n} | {r['start']:.3f} | {r['peak']:.3f} ({r['peak_step']}) | {r['final']:.3f} | "
+                  f"{r['p_final']:.2g} |" for n, r in rows]
         text = '\n'.join(table) + '\n\n' + text
     lag = [v for v in log['lag'][1:] if v == v]
-    text += (f"Batches: {counters['submitted']} submitted, {counters['trained']} trained, {counters['rejected']} rejected as too stale (now or by their turn), "
+    text += (f"Batches: {counters['submitted']} submitted, {counters['trained']} trained, "
+             f"{counters['rejected']} rejected as too stale (now or by their turn), "
              f"{counters['dropped']} dropped; mean lag {sum(lag) / len(lag):.2f} versions "
-             f"(max_staleness {cfg.max_staleness}). Trainer {time_breakdown(log)}. Produced by `python bench/async_rung.py --config {args.config}{' --quick' if args.quick else ''}`.\n")
+             f"(max_staleness {cfg.max_staleness}). Trainer {time_breakdown(log)}. "
+             f"Produced by `python bench/async_rung.py --config {args.config}{' --quick' if args.quick else ''}`.\n")
     (results / f'{name}.md').write_text(text)
     print(text)
     if args.quick: print(f"(quick mode: results in {results})")

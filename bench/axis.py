@@ -19,7 +19,8 @@ from nanorl.train import read_log
 
 RUNS = [  # (algorithm, what it learns from, models in memory, the run's config and log name)
     ('SFT', 'demonstrations (gold answers) of the RL prompts', '1', 'countdown_sft_tiny_cpu'),
-    ('DPO', "pairs of the model's own samples, ranked by the reward", '2 (policy, frozen reference)', 'countdown_dpo_tiny_cpu'),
+    ('DPO', "pairs of the model's own samples, ranked by the reward", '2 (policy, frozen reference)',
+     'countdown_dpo_tiny_cpu'),
     ('IPO', 'the same pairs', '2 (policy, frozen reference)', 'countdown_ipo_tiny_cpu'),
     ('GRPO', 'the reward, 8 samples per prompt', '1', 'countdown_tiny_cpu_1thread'),
     ('PPO', 'the reward and a learned value, 1 sample per prompt', '2 (policy, critic)', 'countdown_ppo_tiny_cpu'),
@@ -27,11 +28,13 @@ RUNS = [  # (algorithm, what it learns from, models in memory, the run's config 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--quick', action='store_true', help='CI check: build the table from the committed logs in bench/results '
-                    'and write it to a temporary folder (every log must be there)')
+    ap.add_argument('--quick', action='store_true',
+                    help='CI check: build the table from the committed logs in bench/results '
+                         'and write it to a temporary folder (every log must be there)')
     args = ap.parse_args()
     out = Path(tempfile.mkdtemp(prefix='bench_axis_')) if args.quick else ROOT / 'bench/results'
-    lines = ["| algorithm | learns from | models held | held-out start | final | peak (step) | p, final > start | wall time |",
+    lines = ["| algorithm | learns from | models held | held-out start | final | peak (step) | p, final > start | "
+             "wall time |",
              "|---|---|---|---|---|---|---|---|"]
     for algo, signal, models, name in RUNS:
         path = ROOT / 'bench/results' / f'{name}_log.csv'
@@ -40,11 +43,12 @@ def main():
             lines.append(f"| {algo} | {signal} | {models} | not run | | | | |"); continue
         log = read_log(path)
         r = rung_report(log, 256)
-        lines.append(f"| {algo} | {signal} | {models} | {r['start']:.3f} | {r['final']:.3f} | {r['peak']:.3f} ({r['peak_step']}) | "
-                     f"{r['p_final']:.2g} | {log['wall_time'][-1] / 60:.1f} min |")
-    text = "\n".join(lines) + ("\n\nFrom `python bench/axis.py`, which reads the logs that `python bench/lm_rung.py --config "
-                               "configs/<name>.yaml --threads 1` keeps in bench/results/. Every row ran with 1 thread pinned "
-                               "to one core while other jobs used the second; each run's results file states its command.\n")
+        lines.append(f"| {algo} | {signal} | {models} | {r['start']:.3f} | {r['final']:.3f} | "
+                     f"{r['peak']:.3f} ({r['peak_step']}) | {r['p_final']:.2g} | {log['wall_time'][-1] / 60:.1f} min |")
+    text = "\n".join(lines) + ("\n\nFrom `python bench/axis.py`, which reads the logs that "
+                               "`python bench/lm_rung.py --config configs/<name>.yaml --threads 1` keeps in "
+                               "bench/results/. Every row ran with 1 thread pinned to one core while other jobs used "
+                               "the second; each run's results file states its command.\n")
     (out / 'axis.md').write_text(text)
     print(text)
     if args.quick: print(f"(quick mode: written to {out / 'axis.md'})")

@@ -58,7 +58,8 @@ def main():
         for algo, seed in tqdm([(a, s) for a in args.algos for s in args.seeds], desc='cartpole bench'):
             rows.append(run_one(algo, seed, tmp, extra))
     if args.quick:   # the run went through its steps and its final evaluation
-        assert all(r['train_steps'] == 3 and r['env_steps'] > 0 and not math.isnan(r['final_eval_return']) for r in rows), rows
+        assert all(r['train_steps'] == 3 and r['env_steps'] > 0 and not math.isnan(r['final_eval_return'])
+                   for r in rows), rows
     with open(args.out + '.csv', 'w', newline='') as f:
         w = csv.DictWriter(f, list(rows[0])); w.writeheader(); w.writerows(rows)
     lines = ['| algo | solved | median wall s (process start to solved) | median env steps | median rollout steps/s |',
@@ -73,7 +74,8 @@ def main():
           + ('' if args.seeds == [0, 1, 2] else ' --seeds ' + ' '.join(map(str, args.seeds)))
     if args.quick: cmd = 'python bench/cartpole.py --quick'
     note = (f"Seeds {args.seeds}, medians; produced by `{cmd}`. In the same run, starting Python and importing "
-            f"`nanorl.train` alone took {startup:.1f} s (median of {n_startup}): that much of each wall time is start-up.")
+            f"`nanorl.train` alone took {startup:.1f} s (median of {n_startup}): "
+            f"that much of each wall time is start-up.")
     Path(args.out + '.md').write_text(f"{table}\n\n{note}\n")
     print(table); print(note)
     if args.quick: print(f"(quick mode: results in {args.out}.csv and .md)")

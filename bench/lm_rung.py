@@ -3,7 +3,8 @@
     python bench/lm_rung.py                         # configs/countdown_tiny_cpu.yaml
     python bench/lm_rung.py --config configs/gsm8k_tiny_cpu.yaml
     python bench/lm_rung.py --config configs/countdown_ppo_tiny_cpu.yaml --threads 1   # extra keys go to the run
-    python bench/lm_rung.py --quick     # CI: 2 steps, 8 eval problems, a 100-step SFT model; results in a temporary folder
+    python bench/lm_rung.py --quick
+        # CI: 2 steps, 8 eval problems, a 100-step SFT model; results in a temporary folder
 
 Builds the tiny model first if it is not cached (timed separately), then trains with the config and any extra keys.
 Copies the run's log to bench/results/<name>_log.csv and writes bench/results/<name>.md (<name>: --label, else the
@@ -23,14 +24,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--config', default='configs/countdown_tiny_cpu.yaml')
     ap.add_argument('--label', default=None, help='name of the results files (default: the config file name)')
-    ap.add_argument('--quick', action='store_true', help='CI smoke run: the same run for 2 steps (evaluating 8 problems) on '
-                    'a tiny model with 100 SFT steps; results go to a temporary folder, not bench/results')
+    ap.add_argument('--quick', action='store_true',
+                    help='CI smoke run: the same run for 2 steps (evaluating 8 problems) on '
+                         'a tiny model with 100 SFT steps; results go to a temporary folder, not bench/results')
     args, extra = ap.parse_known_args()      # anything else goes to nanorl.train, e.g. --threads 1
     name = args.label or Path(args.config).stem
     cfg = from_dict(load_yaml(ROOT / args.config))
     results = Path(tempfile.mkdtemp(prefix='bench_lm_rung_')) if args.quick else ROOT / 'bench/results'
     build = f"from nanorl.tiny import tiny_model; print(tiny_model({cfg.task!r}, {cfg.seed}))"
-    if args.quick: build = f"from nanorl.tiny import tiny_model; print(tiny_model({cfg.task!r}, {cfg.seed}, sft_steps=100, progress=False))"
+    if args.quick:
+        build = (f"from nanorl.tiny import tiny_model; print(tiny_model({cfg.task!r}, {cfg.seed}, "
+                 f"sft_steps=100, progress=False))")
     t0 = time.perf_counter()
     built_path = subprocess.run([sys.executable, '-c', build], check=True, cwd=ROOT,
                                 **(dict(stdout=subprocess.PIPE, text=True) if args.quick else {})).stdout
@@ -43,7 +47,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, '-m', 'nanorl.train', '--config', args.config, *extra, '--out_dir', tmp, '--name', name]
         t0 = time.perf_counter()
-        out = subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.PIPE, text=True).stdout   # progress stays on stderr
+        # progress stays on stderr
+        out = subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.PIPE, text=True).stdout
         print(out)
         notes = [l[len('nanorl: '):] for l in out.splitlines() if l.startswith('nanorl: ')]
         wall = time.perf_counter() - t0
@@ -54,11 +59,13 @@ def main():
         assert int(log['step'][-1]) == r['final_step'] == cfg.steps, (log['step'], r)
     n = len(os.sched_getaffinity(0))
     cores = f"{n} of this machine's {os.cpu_count()} cores" + (" (pinned with taskset)" if n < os.cpu_count() else "")
-    built = f"building the tiny model took {t_build / 60:.1f} min" if t_build > 10 else "the tiny model came from the cache"
+    built = (f"building the tiny model took {t_build / 60:.1f} min" if t_build > 10
+             else "the tiny model came from the cache")
     text = (f"| held-out greedy accuracy ({cfg.n_eval} problems) | value |\n|---|---|\n"
             f"| start (SFT warm-up only) | {r['start']:.3f} |\n| peak (step {r['peak_step']}) | {r['peak']:.3f} |\n"
             f"| final (step {r['final_step']}) | {r['final']:.3f} |\n"
-            f"| Fisher one-sided p, final > start | {r['p_final']:.2g} |\n| Fisher one-sided p, peak > start | {r['p_peak']:.2g} |\n\n"
+            f"| Fisher one-sided p, final > start | {r['p_final']:.2g} |\n"
+            f"| Fisher one-sided p, peak > start | {r['p_peak']:.2g} |\n\n"
             f"Training took {wall / 60:.1f} min of wall time (process start included) on {cores}; "
             f"{built}. {time_breakdown(log)}. "
             f"Produced by `{' '.join(['python bench/lm_rung.py --config', args.config, *asked])}`, which runs "
@@ -66,7 +73,8 @@ def main():
     if notes: text += "\nThe run reported: " + "; ".join(notes) + ".\n"
     prefs = [(s, c, rj, a) for s, c, rj, a in zip(log['step'], log.get('chosen_logp', []), log.get('rejected_logp', []),
                                                     log.get('pref_acc', [])) if not math.isnan(c)]
-    if prefs:   # DPO / IPO: the training pairs' statistics, as means over windows of 50 steps (each step is 32 random pairs)
+    # DPO / IPO: the training pairs' statistics, as means over windows of 50 steps (each step is 32 random pairs)
+    if prefs:
         win = lambda i: [sum(p[i] for p in prefs[j:j + 50]) / len(prefs[j:j + 50]) for j in range(0, len(prefs), 50)]
         fmt = lambda xs: ", ".join(f"{x:.2f}" if abs(x) < 1.5 else f"{x:.1f}" for x in xs)
         text += (f"\nOn the training pairs, means over successive windows of 50 steps:\n\n"

@@ -30,7 +30,8 @@ def main():
     torch.set_num_threads(1)
     tmp = tempfile.TemporaryDirectory()
     if args.model is None:
-        texts = [f"nums {a} {b} {c} target {a * b + c}\n<answer>{a}*{b}+{c}</answer>" for a in range(1, 10) for b in range(1, 10) for c in range(1, 10)]
+        texts = [f"nums {a} {b} {c} target {a * b + c}\n<answer>{a}*{b}+{c}</answer>"
+                 for a in range(1, 10) for b in range(1, 10) for c in range(1, 10)]
         tok = build_tokenizer(texts)
         args.model = str(save_model(build_model(tok), tok, f'{tmp.name}/tiny'))
     pi = HFPolicy.load(args.model)

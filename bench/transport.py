@@ -22,7 +22,8 @@ bench/results/transport.md (the tables). --quick runs the same code with 1 repet
 tiny model and a small random Qwen2 in place of the 100M one (latency: its LoRA and the tiny model's full weights),
 CartPole seed 0 for 3 steps, and writes to a temporary folder.
 """
-import argparse, csv, math, multiprocessing as mp, os, secrets, socket, statistics, subprocess, sys, tempfile, threading, time
+import argparse, csv, math, multiprocessing as mp, os, secrets, socket, statistics
+import subprocess, sys, tempfile, threading, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,8 +50,8 @@ QWEN2_QUICK = dict(vocab_size=1_000, hidden_size=64, intermediate_size=128, num_
 def qwen2_100m(lora_rank=0, **dims):
     from transformers import AutoModelForCausalLM, Qwen2Config
     from nanorl.model import add_lora
-    cfg = Qwen2Config(**{**dict(vocab_size=32_000, hidden_size=768, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12,
-                                num_key_value_heads=4, tie_word_embeddings=True), **dims})
+    cfg = Qwen2Config(**{**dict(vocab_size=32_000, hidden_size=768, intermediate_size=2048, num_hidden_layers=12,
+                                num_attention_heads=12, num_key_value_heads=4, tie_word_embeddings=True), **dims})
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(cfg)
     return add_lora(model, lora_rank) if lora_rank else model
@@ -62,18 +63,22 @@ def tiny(lora_rank=0, sft_steps=None):
 
 def n_params(m): return sum(p.numel() for p in m.parameters())
 
-MODELS = [('tiny (chapter 08)', tiny, 'tiny'), ('Qwen2 ~100M (random weights)', qwen2_100m, '100M')]   # (row, make, payload name)
+# (row, make, payload name)
+MODELS = [('tiny (chapter 08)', tiny, 'tiny'), ('Qwen2 ~100M (random weights)', qwen2_100m, '100M')]
 QUICK_MODELS = [('tiny (100 SFT steps)', lambda r=0: tiny(r, sft_steps=100), 'tiny'),
                 ('Qwen2 small (random weights)', lambda r=0: qwen2_100m(r, **QWEN2_QUICK), 'small Qwen2')]
-QUICK_LATENCY = ['tiny full', 'small Qwen2 LoRA']   # --quick: a full-weights and a LoRA publish (each payload spawns 2 clients)
+# --quick: a full-weights and a LoRA publish (each payload spawns 2 clients)
+QUICK_LATENCY = ['tiny full', 'small Qwen2 LoRA']
 
 def part_bytes(payloads, models=MODELS):
-    lines = ['| model | parameters | bytes per publish, full weights | bytes per publish, LoRA rank 8 | ratio |', '|---|---|---|---|---|']
+    lines = ['| model | parameters | bytes per publish, full weights | bytes per publish, LoRA rank 8 | ratio |',
+             '|---|---|---|---|---|']
     for name, make, short in models:
         full, lora = make(), make(8)
         b_full, b_lora = len(pack(weights_of(full), {'version': 0})), len(pack(weights_of(lora), {'version': 0}))
         record('bytes', f'{name} full', b_full, 'B'); record('bytes', f'{name} lora8', b_lora, 'B')
-        lines.append(f"| {name} | {n_params(full) / 1e6:.1f}M | {b_full / 2**20:,.2f} MiB | {b_lora / 2**20:,.3f} MiB | {b_full / b_lora:,.0f}x |")
+        lines.append(f"| {name} | {n_params(full) / 1e6:.1f}M | {b_full / 2**20:,.2f} MiB | "
+                     f"{b_lora / 2**20:,.3f} MiB | {b_full / b_lora:,.0f}x |")
         if name.startswith('Qwen2'): payloads.update({f'{short} full': full, f'{short} LoRA': lora})
         else: payloads[f'{short} full'] = full
     return '\n'.join(lines)
@@ -141,7 +146,9 @@ def cartpole_trainer(token, port, max_staleness=2, n_prompts=16):
 
 def part_latency(payloads, reps):
     token = secrets.token_hex(16)
-    lines = ['| payload | bytes | pack (publish) ms | fetch + unpack ms | plain socket ms | fetch / socket | publish-to-fetch / socket |', '|---|---|---|---|---|---|---|']
+    lines = ['| payload | bytes | pack (publish) ms | fetch + unpack ms | plain socket ms | fetch / socket | '
+             'publish-to-fetch / socket |',
+             '|---|---|---|---|---|---|---|']
     for name, model in payloads.items():
         src, task, _ = cartpole_trainer(token, free_port())
         t0 = time.perf_counter(); src.publish(model, 0); t_pack = time.perf_counter() - t0
@@ -154,7 +161,8 @@ def part_latency(payloads, reps):
         raw = statistics.median(in_child(raw_recv_loop, port, reps)); stop.set()
         record('latency', f'{name} pack', t_pack * 1e3, 'ms'); record('latency', f'{name} fetch', fetch * 1e3, 'ms')
         record('latency', f'{name} socket', raw * 1e3, 'ms')
-        lines.append(f"| {name} | {len(body) / 2**20:,.2f} MiB | {t_pack * 1e3:,.1f} | {fetch * 1e3:,.1f} | {raw * 1e3:,.1f} | {fetch / raw:.1f}x | {(t_pack + fetch) / raw:.1f}x |")
+        lines.append(f"| {name} | {len(body) / 2**20:,.2f} MiB | {t_pack * 1e3:,.1f} | {fetch * 1e3:,.1f} | "
+                     f"{raw * 1e3:,.1f} | {fetch / raw:.1f}x | {(t_pack + fetch) / raw:.1f}x |")
     return '\n'.join(lines)
 
 def part_submit(n, reps):
@@ -162,7 +170,8 @@ def part_submit(n, reps):
     src, task, policy = cartpole_trainer(token, free_port(), max_staleness=2)
     src.publish(policy, 0)
     cfg = src.cfg
-    body = pack(batch_tensors(task.rollout(policy, cfg, 0, torch.Generator().manual_seed(0))), {'version': 0, 'worker': 'bench'})
+    body = pack(batch_tensors(task.rollout(policy, cfg, 0, torch.Generator().manual_seed(0))),
+                {'version': 0, 'worker': 'bench'})
     stop = threading.Event()
     def drain():
         while not stop.is_set():
@@ -171,7 +180,8 @@ def part_submit(n, reps):
             time.sleep(0.0005)
     threading.Thread(target=drain, daemon=True).start()
     with tempfile.NamedTemporaryFile(suffix='.safetensors', delete=False) as f: f.write(body)
-    http = statistics.median(in_child(submit_loop, f'http://127.0.0.1:{cfg.port}', token, f.name, n) for _ in range(reps))
+    http = statistics.median(in_child(submit_loop, f'http://127.0.0.1:{cfg.port}', token, f.name, n)
+                             for _ in range(reps))
     stats = src.snapshot()
     stop.set(); src.stopping = True; src.close(); task.close()
     def recv(conn):
@@ -185,7 +195,8 @@ def part_submit(n, reps):
     record('submit', 'http batches/s', http, '1/s'); record('submit', 'socket messages/s', raw, '1/s')
     record('submit', 'batch bytes', len(body), 'B')
     return (f"| transfer of one CartPole batch ({len(body) / 1024:,.0f} KiB, 16 prompts) | per second |\n|---|---|\n"
-            f"| `POST /batch` (checked, queued; {stats['rejected']} of {stats['submitted']} answered 409) | {http:,.0f} |\n"
+            f"| `POST /batch` (checked, queued; {stats['rejected']} of {stats['submitted']} answered 409) | "
+            f"{http:,.0f} |\n"
             f"| plain socket, same bytes, one-byte reply | {raw:,.0f} |\n| ratio (HTTP / socket) | {http / raw:.2f} |")
 
 def run_proc(args, env):
@@ -201,7 +212,8 @@ def cartpole_run(mode, seed, tmp, extra=()):
         p = run_proc([*common, '--role', 'local', '--max_staleness', '0'], env); out = p.communicate()[0]; workers = []
     else:
         p = run_proc([*common, '--port', str(port)], env)
-        workers = [run_proc(['--role', 'rollout', '--trainer_url', f'http://127.0.0.1:{port}', '--patience', '20'], env) for _ in range(2)]
+        workers = [run_proc(['--role', 'rollout', '--trainer_url', f'http://127.0.0.1:{port}', '--patience', '20'], env)
+                   for _ in range(2)]
         out = p.communicate()[0]
     wall = time.perf_counter() - t0
     for w in workers: w.communicate(timeout=60)
@@ -220,12 +232,16 @@ def part_cartpole(seeds, extra=()):
         for seed in seeds:
             for mode in ('sync', 'async'): rows.append(cartpole_run(mode, seed, tmp, extra))
     med = lambda mode, k: statistics.median(r[k] for r in rows if r['mode'] == mode)
-    lines = ['| CartPole, configs/cartpole_async.yaml | sync (1 process) | async (trainer + 2 workers) | async / sync |', '|---|---|---|---|']
+    lines = ['| CartPole, configs/cartpole_async.yaml | sync (1 process) | async (trainer + 2 workers) | '
+             'async / sync |',
+             '|---|---|---|---|']
     lines.append(f"| solved | {sum(r['solved'] for r in rows if r['mode'] == 'sync')}/{len(seeds)} | "
                  f"{sum(r['solved'] for r in rows if r['mode'] == 'async')}/{len(seeds)} | |")
-    for k, label in [('samples_per_s', 'environment steps per second (median)'), ('wall_s', 'wall seconds to solve, process start to exit (median)'),
+    for k, label in [('samples_per_s', 'environment steps per second (median)'),
+                     ('wall_s', 'wall seconds to solve, process start to exit (median)'),
                      ('env_steps', 'environment steps to solve (median)')]:
-        lines.append(f"| {label} | {med('sync', k):,.0f} | {med('async', k):,.0f} | {med('async', k) / med('sync', k):.2f} |")
+        lines.append(f"| {label} | {med('sync', k):,.0f} | {med('async', k):,.0f} | "
+                     f"{med('async', k) / med('sync', k):.2f} |")
     return '\n'.join(lines)
 
 def main():
@@ -261,9 +277,12 @@ def main():
     suffix = '' if set(args.parts) == {'bytes', 'latency', 'submit', 'cartpole'} else '_' + '_'.join(args.parts)
     with open(results / f'transport{suffix}.csv', 'w', newline='') as f:
         w = csv.DictWriter(f, ['part', 'what', 'value', 'unit']); w.writeheader(); w.writerows(ROWS)
-    cmd = 'python bench/transport.py' + (f" --parts {' '.join(args.parts)}" if suffix else '') + (' --quick' if args.quick else '')
-    (results / f'transport{suffix}.md').write_text('\n\n'.join(sections) + f"\n\nMedians of {args.reps} repetitions (CartPole: seeds "
-                                                   f"{args.seeds}) on a shared 2-core x86 machine, loopback; produced by `{cmd}`.\n")
+    cmd = ('python bench/transport.py' + (f" --parts {' '.join(args.parts)}" if suffix else '')
+           + (' --quick' if args.quick else ''))
+    (results / f'transport{suffix}.md').write_text('\n\n'.join(sections)
+                                                   + f"\n\nMedians of {args.reps} repetitions (CartPole: seeds "
+                                                     f"{args.seeds}) on a shared 2-core x86 machine, loopback; "
+                                                     f"produced by `{cmd}`.\n")
     print((results / f'transport{suffix}.md').read_text())
     if args.quick: print(f"(quick mode: results in {results})")
 
