@@ -160,8 +160,8 @@ OBJECTIVES = {}   # algo -> Objective, for algos that are not advantage estimato
 @dataclass
 class LoopConfig(Knobs):
     "The loop's knobs: what to train, on what, how much, and how the update is computed."
-    algo: str = knob('reinforce', "advantage estimator (chapter 02), "
-                                  "or an objective of a later chapter (sft, dpo, ipo)")
+    algo: str = knob('reinforce', f"advantage estimator, one of {sorted(ESTIMATORS)}, "
+                                  f"or an objective of chapter 09 (sft, dpo, ipo)")
     task: str = knob('cartpole', "what to train on: cartpole, or a language task (countdown, gsm8k)")
     name: str = knob('', "run name; the run writes to out_dir/name (default: <task>_<algo>)")
     out_dir: str = knob('runs', "where run directories go")
@@ -203,8 +203,8 @@ class LoopConfig(Knobs):
         super().check()
         if not self.name: self.name = f"{self.task}_{self.algo}"
         check_choice('algo', self.algo, [*ESTIMATORS, *OBJECTIVES])
-        check_choice('task', self.task, TASKS, more=" (the language tasks need the lm extra: pip install -e '.[lm]')"
-                     if self.task in ('countdown', 'gsm8k') else '')
+        check_choice('task', self.task, TASKS, more=" (the language tasks are registered by nanorl.lmtask, chapter "
+                     "08a)" if self.task in ('countdown', 'gsm8k') else '')
         check_choice('loss_agg', self.loss_agg, AGG_MODES)
         check_choice('kl_estimator', self.kl_estimator, KL_ESTIMATORS)
         check_rules(self, LOOP_RULES)

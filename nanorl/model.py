@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_model.ipynb #9a13e958
 from __future__ import annotations
-import contextlib, math, os, typing
+import contextlib, importlib.util, math, os, typing
 from dataclasses import dataclass
 from pathlib import Path
 import torch
@@ -13,10 +13,10 @@ from fastcore.basics import patch
 from .core import micro_batches
 from .loss import entropy
 from .control import gumbel
-from .config import LoopConfig, check_choice, check_rules, knob
+from .config import ConfigError, LoopConfig, check_choice, check_rules, knob
 
 # %% auto #0
-__all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'build_tokenizer', 'build_model', 'save_model', 'ModelLoadError',
+__all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'LM_EXTRA', 'build_tokenizer', 'build_model', 'save_model', 'ModelLoadError',
            'load_pretrained', 'stop_token_ids', 'HFPolicy', 'left_pad', 'positions', 'join', 'add_lora', 'weights_of',
            'WeightsMismatch', 'check_weights', 'load_weights', 'LMConfig']
 
@@ -236,6 +236,8 @@ def load_weights(policy: nn.Module, state: dict[str, Tensor]):
     for n, v in state.items(): params[n].copy_(v)
 
 # %% ../nbs/06_model.ipynb #b0a11005
+LM_EXTRA = ('transformers', 'tokenizers', 'peft')   # imported only when a model is loaded: the lm extra
+
 @dataclass
 class LMConfig(LoopConfig):
     "The language model's knobs (chapter 06)."
@@ -251,6 +253,10 @@ class LMConfig(LoopConfig):
     def check(self):
         super().check()
         check_choice('dtype', self.dtype, ('float32', 'bfloat16'))
+        missing = [m for m in LM_EXTRA if importlib.util.find_spec(m) is None]
+        if self.task_kind == 'language' and missing:
+            raise ConfigError(f"task {self.task} needs {', '.join(missing)}, which are not installed; "
+                              f"install the lm extra: pip install -e '.[lm]'")
         check_rules(self, [('gen_batch_size', lambda v: v >= 0, "0 (off) or positive"),
                            ('lora_rank', lambda v: v >= 0, "0 (off) or positive"),
                            ('n_eval', lambda v: v >= 1, "at least 1"),

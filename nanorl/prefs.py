@@ -14,6 +14,7 @@ from .config import OBJECTIVES, ConfigError, check_rules, knob
 from .loop import RL, Objective, Prepared, score_all
 from .model import LMConfig
 from .tiny import cache_dir, encode_pairs, gold_completion, sft_loss
+from .lmtask import LanguageTask   # the language tasks these objectives train on, registered in TASKS
 
 # %% auto #0
 __all__ = ['FIELDS', 'SFT', 'PREF_PRESETS', 'check_row', 'read_jsonl', 'write_jsonl', 'text_batch', 'sample_rows', 'sft_sample',

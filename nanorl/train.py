@@ -9,7 +9,8 @@ from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from .config import TASKS, ConfigError, load_yaml, to_yaml, write_presets
 from .runlog import CKPT, load_checkpoint, read_log, plot_runs, time_breakdown
-from .loop import PRESETS, LocalSource, NonFiniteLoss, build, objective_of, train
+from .loop import PRESETS, LocalSource, NonFiniteLoss, build, objective_of
+from . import loop
 from .model import LMConfig
 from .lmtask import LanguageTask                   # registers countdown and gsm8k into TASKS
 from .prefs import PrefConfig                      # registers sft, dpo and ipo into OBJECTIVES
@@ -17,7 +18,7 @@ from .snapshots import SnapshotSource, TrustConfig
 from .serve import ServeConfig, TrainerSource, rollout_worker
 
 # %% auto #0
-__all__ = ['from_dict', 'Config', 'batch_source', 'usage', 'parse_cli', 'config_from_argv', 'main']
+__all__ = ['from_dict', 'Config', 'batch_source', 'train', 'usage', 'parse_cli', 'config_from_argv', 'main']
 
 # %% ../nbs/90_train.ipynb #c1a00008
 @dataclass
@@ -34,6 +35,13 @@ def batch_source(cfg: Config, task, objective) -> LocalSource:
     if cfg.sampler_dtype or cfg.old_logp != 'recompute' or cfg.tis_cap or cfg.max_staleness:
         return SnapshotSource(task, cfg, keep=cfg.max_staleness + 1)
     return LocalSource(task, objective)
+
+# %% ../nbs/90_train.ipynb #c1a00019
+def train(cfg: Config, resume: str | None = None) -> dict:
+    "Train as `python -m nanorl.train` does: on batches from the source `cfg` asks for (`batch_source`)."
+    if cfg.role == 'rollout':
+        raise ConfigError("role rollout samples for a trainer and does not train: call rollout_worker(cfg)")
+    return loop.train(cfg, resume, make_source=lambda task, objective: batch_source(cfg, task, objective))
 
 # %% ../nbs/90_train.ipynb #c1a00013
 def usage() -> str:
@@ -83,7 +91,7 @@ def main(argv: list[str] | None = None):
     try:
         cfg, resume = config_from_argv(argv)
         if cfg.role == 'rollout': rollout_worker(cfg); return
-        row = train(cfg, resume, make_source=lambda task, objective: batch_source(cfg, task, objective))
+        row = train(cfg, resume)
     except ConfigError as e: print(f"nanorl: error: {e}", file=sys.stderr); sys.exit(2)
     except NonFiniteLoss as e: print(f"nanorl: stopped: {e}", file=sys.stderr); sys.exit(1)
     print(f"done: step {row.get('step')} eval_return {row.get('eval_return', float('nan')):.3g} "
