@@ -253,8 +253,8 @@ class LMConfig(LoopConfig):
     def check(self):
         super().check()
         check_choice('dtype', self.dtype, ('float32', 'bfloat16'))
-        missing = [m for m in LM_EXTRA if importlib.util.find_spec(m) is None]
-        if self.task_kind == 'language' and missing:
+        missing = [m for m in LM_EXTRA if importlib.util.find_spec(m) is None] if self.task_kind == 'language' else []
+        if missing:
             raise ConfigError(f"task {self.task} needs {', '.join(missing)}, which are not installed; "
                               f"install the lm extra: pip install -e '.[lm]'")
         check_rules(self, [('gen_batch_size', lambda v: v >= 0, "0 (off) or positive"),

@@ -75,7 +75,7 @@ def check_auth(header: str | None, token: str):
 class TrainerSource(SnapshotSource):
     "Batches from rollout workers over HTTP; serves weights by version, health, stats and the run's config."
     def __init__(self, task, cfg: ServeConfig):
-        super().__init__(task, cfg, keep=cfg.max_staleness + 1)
+        super().__init__(task, keep=cfg.max_staleness + 1)
         self.token = take_token(cfg)
         if not is_loopback(cfg.host) and not self.token:
             raise ConfigError(f"refusing to listen on {cfg.host} without a token: set NANORL_TOKEN (or --token), "

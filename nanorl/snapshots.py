@@ -93,7 +93,7 @@ def sampler_precision(policy, cfg: TrustConfig):
 # %% ../nbs/11_snapshots.ipynb #1c7fe7ba
 class SnapshotSource(LocalSource):
     "Batches tagged with the weights version that sampled them; old_logp recomputed under that version."
-    def __init__(self, task, cfg: TrustConfig, keep: int = 1):
+    def __init__(self, task, keep: int = 1):
         super().__init__(task)
         self.store, self.version, self.sampled_by, self.dropped, self.row = SnapshotStore(keep), 0, 0, 0, {}
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
+# besides what this module uses: the names users and bench/ import from the top module (TASKS, PRESETS, build, ...)
 from .config import TASKS, ConfigError, load_yaml, to_yaml, write_presets
 from .runlog import CKPT, load_checkpoint, read_log, plot_runs, time_breakdown
 from .loop import PRESETS, LocalSource, NonFiniteLoss, build, objective_of
@@ -33,7 +34,7 @@ def batch_source(cfg: Config, task, objective) -> LocalSource:
     "The source of `cfg`'s batches: the trainer's queue, a sampler with its own weights store, or the plain loop."
     if cfg.role == 'trainer': return TrainerSource(task, cfg)
     if cfg.sampler_dtype or cfg.old_logp != 'recompute' or cfg.tis_cap or cfg.max_staleness:
-        return SnapshotSource(task, cfg, keep=cfg.max_staleness + 1)
+        return SnapshotSource(task, keep=cfg.max_staleness + 1)
     return LocalSource(task, objective)
 
 # %% ../nbs/90_train.ipynb #c1a00019
