@@ -34,6 +34,7 @@ class Task(typing.Protocol):
     def rollout(self, policy: Policy, cfg, seed: int, generator: torch.Generator) -> Batch: ...
     def evaluate(self, policy: Policy, cfg) -> float: ...
     def summary(self, log: dict, cfg) -> str: ...
+    def value_range(self) -> dict[str, tuple[float, float]]: ...   # what a real batch can hold (chapter 12)
     def close(self): ...
 
 # %% ../nbs/05a_config.ipynb #8be99e5a
@@ -42,6 +43,8 @@ class ControlTask:
     "A gymnasium environment with discrete actions, and the greedy return at which it counts as solved."
     env_id: str
     solved_at: float
+    reward_range: tuple[float, float] = (-1e3, 1e3)     # one step's reward
+    obs_bound: float = 1e3                             # |each coordinate of an observation|
     kind: typing.ClassVar[str] = 'control'
 
     def setup(self, cfg) -> tuple:
@@ -58,9 +61,14 @@ class ControlTask:
         step, last = [(s, v) for s, v in zip(log['step'], log['eval_return']) if not math.isnan(v)][-1]
         verdict = 'solved' if last >= self.solved_at else f'not solved: {self.solved_at:g} needed'
         return f"greedy return {last:.1f} at step {int(step)} ({verdict})"
+    def value_range(self) -> dict[str, tuple[float, float]]:
+        "The range of each value in a real batch: one step's reward, and every coordinate of an observation."
+        return {'reward': self.reward_range, 'obs': (-self.obs_bound, self.obs_bound),
+                'last_obs': (-self.obs_bound, self.obs_bound)}
     def close(self): self.envs.close()
 
-TASKS = {'cartpole': lambda: ControlTask('CartPole-v1', solved_at=475.0)}   # name -> a fresh task
+# CartPole pays 1 per step; its cart stays within 2.4 of the centre and no velocity comes near 100
+TASKS = {'cartpole': lambda: ControlTask('CartPole-v1', solved_at=475.0, reward_range=(0.0, 1.0), obs_bound=100.0)}
 
 # %% ../nbs/05a_config.ipynb #7ad5188c
 class ConfigError(ValueError):
@@ -107,6 +115,7 @@ KEY_ALIASES = {'learning_rate': 'lr', 'num_generations': 'group_size', 'ppo_epoc
 @dataclass
 class Knobs:
     "Typed fields with help texts, converted and checked on creation; subclasses add fields and extend `check`."
+    refused: typing.ClassVar[dict[str, str]] = {}      # keys refused with a message of their own (chapter 12: token)
     def __post_init__(self):
         hints = typing.get_type_hints(type(self))
         for f in fields(self): setattr(self, f.name, coerce(f.name, getattr(self, f.name), hints[f.name]))
@@ -119,6 +128,7 @@ class Knobs:
     def from_dict(cls, d: dict, base: dict | None = None):
         "A config from `d` laid over `base`; unknown keys are errors that suggest the closest valid key."
         for k in [*(base or {}), *d]:
+            if k in cls.refused: raise ConfigError(cls.refused[k])
             if k not in cls.keys():
                 hint = did_you_mean(k, cls.keys(), KEY_ALIASES)
                 raise ConfigError(f"unknown config key {k!r}" + (f";{hint}" if hint else "")
@@ -192,6 +202,8 @@ class LoopConfig(Knobs):
     vf_coef: float = knob(0.5, "weight of the critic's loss")
     vf_clip: typing.Optional[float] = knob(None, "clip range of the critic's update; None = off")
     max_grad_norm: float = knob(1.0, "clip the gradient norm to this; 0 = off")
+    max_skips: int = knob(3, "a batch whose loss or gradient is not finite is skipped (the log counts it); "
+                             "this many in a row stop the run, after a checkpoint")
     eval_every: int = knob(5, "greedy evaluation every this many steps")
     eval_episodes: int = knob(20, "episodes per greedy evaluation")
     stop_when_solved: bool = knob(True, "stop once the greedy evaluation reaches the task's solved threshold")
@@ -246,7 +258,7 @@ _positive = lambda v: 0 < v < math.inf
 LOOP_RULES = [  # (field, check, what the check wants); None (an option turned off) is not checked
     *[(k, lambda v: v >= 1, "at least 1")
       for k in ('steps', 'n_prompts', 'group_size', 'max_len', 'hidden', 'epochs', 'minibatches', 'eval_every',
-                'eval_episodes', 'save_every', 'threads')],
+                'eval_episodes', 'save_every', 'threads', 'max_skips')],
     ('micro_batch', lambda v: v >= 0, "0 (off) or positive"),
     *[(k, lambda v: 0 < v <= 1e30, "positive and at most 1e30") for k in ('lr', 'critic_lr')],
     *[(k, lambda v: 0 <= v <= 1, "between 0 and 1") for k in ('gamma', 'lam')],

@@ -72,6 +72,10 @@ class LanguageTask:
         correct, n = self.eval_counts(policy, cfg)
         return correct / n
     def close(self): pass
+    def value_range(self) -> dict[str, tuple[float, float]]:
+        "A completion's reward is a weighted sum of rewards in [0, 1]: at most the sum of the weights in size."
+        w = sum(abs(weight) for _, weight in self.task.reward_fns)
+        return {'reward': (-w, w)}
     def summary(self, log: dict, cfg) -> str:
         "Held-out accuracy at the start, at its peak and at the end, with Fisher's p of the end against the start."
         r = rung_report(log, cfg.n_eval)

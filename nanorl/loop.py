@@ -4,7 +4,7 @@
 
 # %% ../nbs/05c_train.ipynb #5c000005
 from __future__ import annotations
-import math, time, typing
+import contextlib, math, signal, threading, time, typing
 from copy import deepcopy
 from dataclasses import dataclass, field, fields, replace
 import torch
@@ -18,7 +18,7 @@ from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint
 
 # %% auto #0
 __all__ = ['RL', 'PRESETS', 'Prepared', 'score_all', 'prepare', 'compute_loss', 'Objective', 'objective_of', 'NonFiniteLoss',
-           'backward', 'update', 'build', 'LocalSource', 'restore', 'train']
+           'backward', 'update', 'build', 'LocalSource', 'restore', 'stop_on_signals', 'train']
 
 # %% ../nbs/05c_train.ipynb #a708a70c
 @dataclass
@@ -135,15 +135,19 @@ def update(d: Prepared, policy, critic, opt, cfg, generator: torch.Generator, ob
     for epoch in range(cfg.epochs):
         for idx in torch.randperm(len(d), generator=generator).tensor_split(cfg.minibatches):
             opt.zero_grad(set_to_none=True)
-            loss, stats = backward(d, idx, policy, critic, cfg, objective)
-            gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm if cfg.max_grad_norm > 0 else math.inf)
-            if not torch.isfinite(gn): raise NonFiniteLoss(f"gradient norm is {gn.item()}")
+            try:
+                loss, stats = backward(d, idx, policy, critic, cfg, objective)
+                gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm if cfg.max_grad_norm > 0 else math.inf)
+                if not torch.isfinite(gn): raise NonFiniteLoss(f"gradient norm is {gn.item()}")
+            except NonFiniteLoss as e:
+                opt.zero_grad(set_to_none=True)
+                return {'skipped': 1, 'why': str(e), 'loss': math.nan, 'grad_norm': math.nan}
             # an exactly zero gradient (all groups dead): Adam's momentum alone would still move
             if gn > 0: opt.step()
             losses.append(loss); grad_norms.append(gn.item())
             for k, v in stats.items(): sums[k] = sums.get(k, 0.0) + v
     n_units = max(d.n_units * cfg.epochs, 1)
-    return {**{k: v / n_units for k, v in sums.items()},
+    return {**{k: v / n_units for k, v in sums.items()}, 'skipped': 0,
             'loss': sum(losses) / len(losses), 'grad_norm': sum(grad_norms) / len(grad_norms)}
 
 # %% ../nbs/05c_train.ipynb #671340ca
@@ -161,7 +165,7 @@ def build(cfg):
 # %% ../nbs/05c_train.ipynb #052d3123
 class LocalSource:
     "Batches made in this process by the objective (for RL: sampled by the policy being trained)."
-    stopping = False                      # set when the run should checkpoint and stop (chapter 12: a signal)
+    stopping = ''                  # why the run should checkpoint and stop now: a signal's name, or chapter 12's reasons
     def __init__(self, task, objective: Objective = RL): self.task, self.objective = task, objective
     def next(self, policy, cfg, seed: int, generator) -> Batch | None:
         return self.objective.sample(self.task, policy, cfg, seed, generator)
@@ -169,7 +173,7 @@ class LocalSource:
         return self.objective.prepare(batch, policy, critic, ref, cfg)
     def publish(self, policy, version: int): pass
     def stats(self, d: Prepared) -> dict: return {}
-    def close(self): pass
+    def close(self, error: str = ''): pass     # error: why the run failed ('' when it ended as it should)
 
 # %% ../nbs/05c_train.ipynb #5adb2c18
 def restore(resume: str, cfg, policy, critic, opt, generator) -> dict:
@@ -186,8 +190,23 @@ def restore(resume: str, cfg, policy, critic, opt, generator) -> dict:
     if critic is not None: critic.load_state_dict(ck['critic'])
     return ck
 
+@contextlib.contextmanager
+def stop_on_signals(source):
+    "While the block runs, SIGINT and SIGTERM ask `source` to stop after the step in progress; a second one, at once."
+    if threading.current_thread() is not threading.main_thread(): yield; return   # handlers live in the main thread
+    def on_signal(signum, frame):
+        name = signal.Signals(signum).name
+        if source.stopping: raise KeyboardInterrupt(f"a second {name}")
+        print(f"\n{name}: finishing this step, then checkpointing (send it again to stop at once)", flush=True)
+        source.stopping = name
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try: yield
+    finally:
+        for s, h in old.items(): signal.signal(s, h)
+
 def train(cfg, resume: str | None = None, make_source: typing.Callable | None = None) -> dict:
-    "Train with `cfg`, continuing from the run directory `resume` if given; returns the last row of the log."
+    ("Train with `cfg`, continuing from the run directory `resume` if given; returns the last row of the log, "
+     "with `end`: why the run ended (solved, steps, a signal's name, or the source's reason).")
     torch.set_num_threads(cfg.threads)
     task, policy, critic, ref, opt = build(cfg)
     objective = objective_of(cfg)
@@ -196,7 +215,7 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
     if resume:
         ck = restore(resume, cfg, policy, critic, opt, generator)
         start, env_steps, wall0 = ck['step'], ck['env_steps'], ck['wall_time']
-    t_start, saved = time.perf_counter() - wall0, start
+    t_start, saved = time.perf_counter() - wall0, (start if resume else None)
     def checkpoint(step: int, solved: bool = False):
         nonlocal saved
         save_checkpoint(cfg.run_dir, step, policy, critic, opt, generator, cfg, env_steps=env_steps,
@@ -206,50 +225,58 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
     cfg.run_dir.mkdir(parents=True, exist_ok=True)
     to_yaml(cfg, cfg.run_dir / 'config.yaml')
     log = CSVLog(cfg.run_dir / 'log.csv', keep_until=start if resume else None)
-    row, last_eval = {}, math.nan
-    if start == 0:   # the starting point, so every curve (and every before/after test) has its baseline
+    row, last_eval, end, skips, error = {'step': start}, math.nan, 'steps', 0, ''
+    if not resume:   # the starting point, so every curve (and every before/after test) has its baseline
         last_eval = task.evaluate(policy, cfg)
         log.write({'step': 0, 'env_steps': 0, 'eval_return': last_eval, 'wall_time': time.perf_counter() - t_start})
     bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, disable=not cfg.progress, desc=cfg.name)
     try:
-        for step in bar:
-            t0 = time.perf_counter()
-            seed = int(torch.randint(2 ** 31 - 1, (1,), generator=generator))
-            batch = source.next(policy, cfg, seed, generator)
-            if batch is None:                 # the source stopped before a batch came: keep what was trained
-                if saved < step: checkpoint(step)
-                break
-            t1 = time.perf_counter()
-            d = source.prepare(batch, policy, critic, ref, cfg)
-            t_score = time.perf_counter() - t1
-            try: stats = update(d, policy, critic, opt, cfg, generator, objective)
-            except NonFiniteLoss as e:
-                kept = (f"the last good checkpoint is {cfg.run_dir / CKPT} (step {saved})" if saved
-                        else "no checkpoint was saved yet")
-                raise NonFiniteLoss(f"{e} at step {step + 1}; the run stopped without saving that step, and {kept}. "
-                                    f"Lower lr or critic_lr, or set max_grad_norm.") from None
-            source.publish(policy, step + 1)
-            t2 = time.perf_counter()
-            env_steps += batch.n_steps
-            row = {'step': step + 1, 'env_steps': env_steps, 'reward': float(batch.reward.sum() / batch.n_seqs),
-                   'ep_len': batch.n_steps / batch.n_seqs, 'logp_gap': math.nan, **d.stats, **stats,
-                   't_rollout': t1 - t0, 't_score': t_score, 't_update': t2 - t1 - t_score,
-                   'steps_per_s': batch.n_steps / (t1 - t0), **source.stats(d)}
-            solved = False
-            if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
-                row['eval_return'] = last_eval = task.evaluate(policy, cfg)
-                solved = cfg.stop_when_solved and task.solved_at is not None and last_eval >= task.solved_at
-            row['wall_time'] = time.perf_counter() - t_start
-            row['t_other'] = time.perf_counter() - t2        # evaluation, mostly
-            log.write(row)
-            bar.set_postfix(reward=f"{row['reward']:.3g}", eval=f"{last_eval:.3g}")
-            if (step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps or solved or source.stopping:
-                checkpoint(step + 1, solved)
-            if solved or source.stopping: break
+        with stop_on_signals(source):
+            for step in bar:
+                t0 = time.perf_counter()
+                seed = int(torch.randint(2 ** 31 - 1, (1,), generator=generator))
+                batch = source.next(policy, cfg, seed, generator)
+                if batch is None:                 # the source stopped before a batch came: keep what was trained
+                    end = source.stopping or 'the source ran out of batches'
+                    if saved != step: checkpoint(step)
+                    break
+                t1 = time.perf_counter()
+                d = source.prepare(batch, policy, critic, ref, cfg)
+                t_score = time.perf_counter() - t1
+                stats = update(d, policy, critic, opt, cfg, generator, objective)
+                skips = skips + 1 if stats['skipped'] else 0
+                if skips: bar.write(f"step {step + 1}: batch skipped, {stats.pop('why')}")
+                source.publish(policy, step + 1)
+                t2 = time.perf_counter()
+                env_steps += batch.n_steps
+                row = {'step': step + 1, 'env_steps': env_steps, 'reward': float(batch.reward.sum() / batch.n_seqs),
+                       'ep_len': batch.n_steps / batch.n_seqs, 'logp_gap': math.nan, **d.stats, **stats,
+                       't_rollout': t1 - t0, 't_score': t_score, 't_update': t2 - t1 - t_score,
+                       'steps_per_s': batch.n_steps / (t1 - t0), **source.stats(d)}
+                solved = False
+                if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
+                    row['eval_return'] = last_eval = task.evaluate(policy, cfg)
+                    solved = cfg.stop_when_solved and task.solved_at is not None and last_eval >= task.solved_at
+                row['wall_time'] = time.perf_counter() - t_start
+                row['t_other'] = time.perf_counter() - t2        # evaluation, mostly
+                log.write(row)
+                bar.set_postfix(reward=f"{row['reward']:.3g}", eval=f"{last_eval:.3g}")
+                end = 'solved' if solved else source.stopping or end
+                if ((step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps or end != 'steps'
+                        or skips >= cfg.max_skips):
+                    checkpoint(step + 1, solved)
+                if skips >= cfg.max_skips:
+                    raise NonFiniteLoss(f"{skips} batches in a row had a non-finite loss or gradient, the last at step "
+                                        f"{step + 1}; the run checkpointed that step (its weights are finite) in "
+                                        f"{cfg.run_dir / CKPT}. Lower lr or critic_lr, or set max_grad_norm.")
+                if end != 'steps': break
+    except BaseException as e:
+        error = f"{type(e).__name__}: {e}"
+        raise
     finally:
-        source.close(); log.close(); task.close(); bar.close()
+        source.close(error); log.close(); task.close(); bar.close()
     print(task.summary(read_log(cfg.run_dir), cfg))
-    return row
+    return {**row, 'end': end}
 
 # %% ../nbs/05c_train.ipynb #72dcb99e
 PRESETS = {

@@ -4,7 +4,8 @@
 
 # %% ../nbs/90_train.ipynb #c1a00005
 from __future__ import annotations
-import sys
+import math, sys, time
+STARTED = time.perf_counter()                            # for the last line's "the whole command took"
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 # besides what this module uses: the names users and bench/ import from the top module (TASKS, PRESETS, build, ...)
@@ -19,7 +20,8 @@ from .snapshots import SnapshotSource, TrustConfig
 from .serve import ServeConfig, TrainerSource, rollout_worker
 
 # %% auto #0
-__all__ = ['from_dict', 'Config', 'batch_source', 'train', 'usage', 'parse_cli', 'config_from_argv', 'main']
+__all__ = ['STARTED', 'from_dict', 'EXIT_CODES', 'Config', 'batch_source', 'train', 'usage', 'parse_cli', 'config_from_argv',
+           'ending', 'main']
 
 # %% ../nbs/90_train.ipynb #c1a00008
 @dataclass
@@ -32,7 +34,7 @@ from_dict = Config.from_dict
 # %% ../nbs/90_train.ipynb #c1a00011
 def batch_source(cfg: Config, task, objective) -> LocalSource:
     "The source of `cfg`'s batches: the trainer's queue, a sampler with its own weights store, or the plain loop."
-    if cfg.role == 'trainer': return TrainerSource(task, cfg)
+    if cfg.role == 'trainer': return TrainerSource(task, cfg)          # its token: NANORL_TOKEN or token_file
     if cfg.sampler_dtype or cfg.old_logp != 'recompute' or cfg.tis_cap or cfg.max_staleness:
         return SnapshotSource(task, keep=cfg.max_staleness + 1)
     return LocalSource(task, objective)
@@ -81,10 +83,21 @@ def config_from_argv(argv: list[str]) -> tuple[Config, str | None]:
     "The run's `Config` and resume directory from command-line arguments."
     over, cfg_file, resume = parse_cli(argv)
     base = {}
-    if resume:   # the saved config, writing back to the directory being resumed
-        base = {**load_checkpoint(resume)['config'], 'out_dir': str(Path(resume).parent), 'name': Path(resume).name}
+    if resume:   # the saved config (its keys that still exist), writing back to the directory being resumed
+        saved = {k: v for k, v in load_checkpoint(resume)['config'].items() if k in Config.keys()}
+        base = {**saved, 'out_dir': str(Path(resume).parent), 'name': Path(resume).name}
     if cfg_file: base = {**base, **load_yaml(cfg_file)}
     return from_dict(over, base=base), resume
+
+EXIT_CODES = {'solved': 0, 'steps': 0, 'SIGINT': 130, 'SIGTERM': 143}   # anything else (idle_timeout): 1
+
+def ending(row: dict, cfg: Config, took: float) -> str:
+    "The last line of a run: why it ended, where it is, and how long training and the whole command took."
+    step, end = row.get('step'), row['end']
+    why = {'solved': f"solved at step {step} (greedy evaluation {row.get('eval_return', math.nan):.4g})",
+           'steps': f"finished all {step} steps"}.get(
+        end, f"stopped at step {step} ({end}), checkpointed; continue with --resume {cfg.run_dir}")
+    return f"nanorl: {why} -> {cfg.run_dir}; training {row.get('wall_time', 0):.1f}s, the command {took:.1f}s"
 
 def main(argv: list[str] | None = None):
     argv = sys.argv[1:] if argv is None else argv
@@ -95,9 +108,9 @@ def main(argv: list[str] | None = None):
         row = train(cfg, resume)
     except ConfigError as e: print(f"nanorl: error: {e}", file=sys.stderr); sys.exit(2)
     except NonFiniteLoss as e: print(f"nanorl: stopped: {e}", file=sys.stderr); sys.exit(1)
-    print(f"done: step {row.get('step')} eval_return {row.get('eval_return', float('nan')):.3g} "
-          f"wall {row.get('wall_time', 0):.1f}s -> {cfg.run_dir}")
     print(time_breakdown(read_log(cfg.run_dir)))
+    print(ending(row, cfg, time.perf_counter() - STARTED), flush=True)
+    if code := EXIT_CODES.get(row['end'], 1): sys.exit(code)
 
 # %% ../nbs/90_train.ipynb #c1a00017
 #| eval: false

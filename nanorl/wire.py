@@ -4,21 +4,45 @@
 
 # %% ../nbs/12_wire.ipynb #96df7bf8
 from __future__ import annotations
-import json, struct
+import json, re, struct
 import torch
 from torch import Tensor
 from safetensors.torch import save as st_save, load as st_load
 from .core import Batch
 
 # %% auto #0
-__all__ = ['MAX_HEADER', 'BATCH_META', 'BadRequest', 'pack', 'unpack', 'batch_tensors', 'batch_spec', 'check_batch']
+__all__ = ['MAX_HEADER', 'MAX_DEPTH', 'MAX_DIGITS', 'BATCH_META', 'WORD', 'LOGP_RANGE', 'BadRequest', 'json_depth', 'strict_json',
+           'pack', 'unpack', 'batch_tensors', 'batch_spec', 'check_batch']
 
 # %% ../nbs/12_wire.ipynb #b837f6b6
 class BadRequest(ValueError):
     "A request the server refuses; `status` is the HTTP code, the message says what was wrong and what to send."
     def __init__(self, status: int, message: str): super().__init__(message); self.status = status
 
-MAX_HEADER = 1 << 20
+MAX_HEADER, MAX_DEPTH, MAX_DIGITS = 1 << 20, 32, 20
+
+def json_depth(text: str) -> int:
+    "The deepest nesting of arrays and objects in `text`, not counting brackets inside strings."
+    depth = deepest = 0
+    for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+        c = m.group()
+        if c in '[{': depth += 1; deepest = max(deepest, depth)
+        elif c in ']}': depth -= 1
+    return deepest
+
+def strict_json(text: bytes | str, what: str):
+    "JSON from a sender we do not trust: nested at most `MAX_DEPTH` deep, integers of at most `MAX_DIGITS` digits."
+    try: text = text.decode('utf-8') if isinstance(text, bytes) else text
+    except UnicodeDecodeError: raise BadRequest(400, f"{what} is not UTF-8 text") from None
+    if text.count('[') + text.count('{') > MAX_DEPTH and json_depth(text) > MAX_DEPTH:
+        raise BadRequest(400, f"{what} nests arrays or objects more than {MAX_DEPTH} deep")
+    def number(s: str) -> int:
+        if len(s.lstrip('-')) > MAX_DIGITS:
+            raise BadRequest(400, f"{what} holds an integer of {len(s.lstrip('-'))} digits; at most {MAX_DIGITS}")
+        return int(s)
+    def constant(s: str): raise BadRequest(400, f"{what} holds {s}, which is not JSON")
+    try: return json.loads(text, parse_int=number, parse_constant=constant)
+    except json.JSONDecodeError as e: raise BadRequest(400, f"{what} is not JSON ({e})") from None
 
 def pack(tensors: dict[str, Tensor], meta: dict) -> bytes:
     "A safetensors body holding `tensors`, with `meta` as JSON in its metadata."
@@ -33,14 +57,13 @@ def unpack(body: bytes) -> tuple[dict[str, Tensor], dict]:
     if n > min(MAX_HEADER, len(body) - 8):
         raise BadRequest(400, f"safetensors header claims {n} bytes but the body has {len(body) - 8} after the length "
                               f"(limit {MAX_HEADER}): truncated or not safetensors")
-    try: header = json.loads(body[8:8 + n])
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BadRequest(400, f"safetensors header is not JSON ({e}); send a body written by safetensors") from None
+    header = strict_json(body[8:8 + n], "the safetensors header")
     if not isinstance(header, dict):
         raise BadRequest(400, f"safetensors header must be a JSON object, got {type(header).__name__}")
-    try: meta = json.loads((header.get('__metadata__') or {}).get('nanorl', '{}'))
-    except (AttributeError, TypeError, json.JSONDecodeError):
-        raise BadRequest(400, "metadata must be a JSON object under __metadata__['nanorl']") from None
+    meta = header.get('__metadata__') or {}
+    if not isinstance(meta, dict) or not isinstance(meta.get('nanorl', '{}'), str):
+        raise BadRequest(400, "metadata must be a JSON object, as a string under __metadata__['nanorl']")
+    meta = strict_json(meta.get('nanorl', '{}'), "the metadata")
     if not isinstance(meta, dict): raise BadRequest(400, f"metadata must be a JSON object, got {type(meta).__name__}")
     try: tensors = st_load(body)
     except Exception as e:
@@ -49,7 +72,11 @@ def unpack(body: bytes) -> tuple[dict[str, Tensor], dict]:
     return tensors, meta
 
 # %% ../nbs/12_wire.ipynb #ad08d94d
-BATCH_META = {'version', 'worker'}
+BATCH_META = {'version': "the non-negative integer version of the weights that sampled the batch",
+              'run': "the run id of the trainer that served those weights (in /health and the weights' metadata)",
+              'worker': "the worker's name, 1 to 64 printable ASCII characters"}
+WORD = re.compile(r"[\x21-\x7e]{1,64}")
+LOGP_RANGE = (-1e3, 1e-4)        # a sampled token or action with probability below e^-1000 is not a real sample
 
 def batch_tensors(batch: Batch) -> dict[str, Tensor]:
     "The tensors of `batch` that travel (all fields that are set)."
@@ -57,20 +84,22 @@ def batch_tensors(batch: Batch) -> dict[str, Tensor]:
 
 def batch_spec(task, policy, cfg) -> dict:
     "What this run's batches look like: dtypes, the size of an observation, the number of actions (or the vocabulary)."
+    common = {'P': cfg.n_prompts, 'G': cfg.group_size, 'T': cfg.max_len,
+              'range': {'logp': LOGP_RANGE, **task.value_range()}}
     if task.kind == 'control':   # float observations, discrete actions
         return {'lm': False, 'obs_dim': int(task.envs.single_observation_space.shape[0]),
-                'n_actions': int(task.envs.single_action_space.n),
-                'P': cfg.n_prompts, 'G': cfg.group_size, 'T': cfg.max_len}
-    vocab = policy.model.get_input_embeddings().num_embeddings
-    return {'lm': True, 'n_actions': vocab, 'P': cfg.n_prompts, 'G': cfg.group_size, 'T': cfg.max_len}
+                'n_actions': int(task.envs.single_action_space.n), **common}
+    return {'lm': True, 'n_actions': policy.model.get_input_embeddings().num_embeddings, **common}
 
 def check_batch(t: dict[str, Tensor], meta: dict, spec: dict) -> Batch:
     "The `Batch` in `t`, or `BadRequest` naming the first tensor or metadata field that is wrong."
-    if unknown := sorted(set(meta) - BATCH_META):
+    if unknown := sorted(set(meta) - set(BATCH_META)):
         raise BadRequest(400, f"unknown metadata field {unknown[0]!r}; a batch carries {sorted(BATCH_META)}")
-    if not isinstance(meta.get('version'), int) or isinstance(meta['version'], bool) or meta['version'] < 0:
-        raise BadRequest(400, f"metadata 'version' must be the non-negative integer of the weights "
-                              f"that sampled the batch, got {meta.get('version')!r}")
+    for k, what in BATCH_META.items():
+        v = meta.get(k)
+        ok = (isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 62) if k == 'version' else (
+            isinstance(v, str) and WORD.fullmatch(v))
+        if not ok: raise BadRequest(400, f"metadata {k!r} must be {what}, got {str(v)[:80]!r}")
     P, G, L = spec['P'], spec['G'], spec['lm']
     names = {'obs', 'act', 'logp', 'reward', 'mask', 'terminated', 'last_obs'} | ({'obs_mask'} if L else set())
     if unknown := sorted(set(t) - names):
@@ -94,11 +123,14 @@ def check_batch(t: dict[str, Tensor], meta: dict, spec: dict) -> Batch:
             raise BadRequest(400, f"tensor {k!r} has shape {list(t[k].shape)}, expected {shape}")
         if dtype.is_floating_point and not torch.isfinite(t[k]).all():
             raise BadRequest(400, f"tensor {k!r} holds NaN or inf")
+    for k, (lo, hi) in spec['range'].items():
+        if (bad := (t[k] < lo) | (t[k] > hi)).any():
+            raise BadRequest(400, f"tensor {k!r} holds {t[k][bad][0].item():g}, outside [{lo:g}, {hi:g}], the range "
+                                  f"this task declares; a worker of this run cannot have sampled it")
     mask = t['mask']
     if not ((mask == 0) | (mask == 1)).all() or not (mask[..., 0] == 1).all() or (mask[..., 1:] > mask[..., :-1]).any():
         raise BadRequest(400, "tensor 'mask' must be 1 on each sequence's real steps (from the first) "
                               "and 0 on the padding after them")
-    if (t['logp'] > 1e-4).any(): raise BadRequest(400, "tensor 'logp' holds positive values; logprobs are at most 0")
     if ((act < 0) | (act >= spec['n_actions'])).any():
         raise BadRequest(400, f"tensor 'act' holds actions outside [0, {spec['n_actions']})")
     if L:
