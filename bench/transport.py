@@ -140,9 +140,10 @@ def raw_server(handle):
     return srv.getsockname()[1], stop
 
 def cartpole_trainer(token, port, max_staleness=2, n_prompts=16):
-    cfg = Config(role='trainer', port=port, token=token, max_staleness=max_staleness, n_prompts=n_prompts, max_len=500)
+    cfg = Config(role='trainer', port=port, max_staleness=max_staleness, n_prompts=n_prompts, max_len=500,
+                 fair_share=0)
     task, policy, *_ = build(cfg)
-    return TrainerSource(task, cfg), task, policy
+    return TrainerSource(task, cfg, token), task, policy
 
 def part_latency(payloads, reps):
     token = secrets.token_hex(16)
@@ -154,7 +155,7 @@ def part_latency(payloads, reps):
         t0 = time.perf_counter(); src.publish(model, 0); t_pack = time.perf_counter() - t0
         body = src.latest[1]
         fetch = statistics.median(in_child(fetch_loop, f'http://127.0.0.1:{src.cfg.port}', token, reps))
-        src.stopping = True; src.close(); task.close()
+        src.stopping = 'bench done'; src.close(); task.close()
         def send(conn):
             conn.recv(1); conn.sendall(len(body).to_bytes(8, 'little')); conn.sendall(body)
         port, stop = raw_server(send)
@@ -171,7 +172,7 @@ def part_submit(n, reps):
     src.publish(policy, 0)
     cfg = src.cfg
     body = pack(batch_tensors(task.rollout(policy, cfg, 0, torch.Generator().manual_seed(0))),
-                {'version': 0, 'worker': 'bench'})
+                {'version': 0, 'run': src.run_id, 'worker': 'bench'})
     stop = threading.Event()
     def drain():
         while not stop.is_set():
@@ -183,7 +184,7 @@ def part_submit(n, reps):
     http = statistics.median(in_child(submit_loop, f'http://127.0.0.1:{cfg.port}', token, f.name, n)
                              for _ in range(reps))
     stats = src.snapshot()
-    stop.set(); src.stopping = True; src.close(); task.close()
+    stop.set(); src.stopping = 'bench done'; src.close(); task.close()
     def recv(conn):
         size = int.from_bytes(conn.recv(8, socket.MSG_WAITALL), 'little')
         buf = bytearray(size); view, got = memoryview(buf), 0

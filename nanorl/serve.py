@@ -143,7 +143,7 @@ class TrainerSource(SnapshotSource):
         self.server.stop()
         print(f"trainer: stopped at version {self.version}; {json.dumps(self.snapshot())}", flush=True)
 
-# %% ../nbs/12b_serve.ipynb #92864cf3
+# %% ../nbs/12b_serve.ipynb #a7816a9a
 @patch
 def submit(self: TrainerSource, t: dict, meta: dict) -> tuple[int, dict]:
     "Queue a batch: (202, ...) when accepted, else the refusal's status and reason."
@@ -191,10 +191,11 @@ def over_share(self: TrainerSource, worker: str, now: float) -> str:
     active = [w for w, (t, gap) in self.seen.items() if now - t <= max(10.0, 3 * gap)]
     f, n, mine = self.cfg.fair_share, len(self.recent), self.recent.count(worker)
     if not f or len(active) < 2 or n < len(active) or mine + 1 <= f * (n + 1) / len(active): return ''
+    if mine <= min(self.recent.count(w) for w in active if w != worker): return ''   # the least served always may
     return (f"worker {worker} supplied {mine} of the last {n} batches while {len(active)} workers submit; "
             f"fair_share {f:g} allows {f / len(active):.0%}: sample again after the next version")
 
-# %% ../nbs/12b_serve.ipynb #dbab7144
+# %% ../nbs/12b_serve.ipynb #0733538a
 @patch
 def pull(self: TrainerSource, policy, cfg, seed, generator):
     "The next queued batch and its version; None when the run should stop (a signal, or `idle_timeout`)."

@@ -36,6 +36,11 @@ def wait_for(pred, timeout=120, every=0.2, what='condition'):
 
 def version(c: Client) -> int: return c.json('/health')['version']
 
+def meta(c: Client, v: int | None = None, worker: str = 'test') -> dict:
+    "Metadata of a batch sampled by version `v` (default: the trainer's current one) of the running trainer."
+    h = c.json('/health')
+    return {'version': h['version'] if v is None else v, 'run': h['run'], 'worker': worker}
+
 def stop(p: subprocess.Popen, sig=signal.SIGTERM, timeout=60) -> str:
     if p.poll() is None: p.send_signal(sig)
     out, _ = p.communicate(timeout=timeout)
@@ -63,7 +68,7 @@ def served(tmp_path_factory):
     task.close()
     yield c, ok, p
     out = stop(p)
-    assert p.returncode == 0, out[-3000:]
+    assert p.returncode == 143 and 'Traceback' not in out, out[-3000:]
     assert balanced(final_stats(out))
 
 def post(c, body, headers=None):
@@ -83,7 +88,7 @@ def raw(c, method, path, body=None, headers=None):
 def submit_valid(c, ok):
     "A valid batch at the trainer's current version: accepted (sampled again while the queue is too full for it)."
     for _ in range(200):
-        status, msg = post(c, pack(ok, {'version': version(c), 'worker': 'test'}))
+        status, msg = post(c, pack(ok, meta(c)))
         if status != 409: break
         time.sleep(0.05)
     assert status == 202, (status, msg)
@@ -95,7 +100,7 @@ ENDPOINTS = [('GET', '/health'), ('GET', '/stats'), ('GET', '/config'), ('GET', 
 @pytest.mark.parametrize('method, path', ENDPOINTS)
 def test_auth_on_every_endpoint(served, method, path):
     c, ok, _ = served
-    body = pack(ok, {'version': 0}) if method == 'POST' else None
+    body = pack(ok, meta(c, 0)) if method == 'POST' else None
     for headers, want in [({}, 401), ({'Authorization': 'Bearer wrong-token'}, 403), ({'Authorization': TOKEN}, 403),
                           ({'Authorization': 'Bearer ' + TOKEN[:-1]}, 403)]:
         if body is not None: headers = {**headers, 'Content-Length': str(len(body))}
@@ -107,10 +112,10 @@ def corrupt(body: bytes) -> bytes:
     n = struct.unpack('<Q', body[:8])[0]
     return body[:8] + body[8:8 + n].replace(b'"F32"', b'"Q99"', 1) + body[8 + n:]
 
-def bad_cases(ok):
+def bad_cases(ok, m):
     nan, inf = ok['logp'].clone(), ok['reward'].clone()
     nan[0, 0, 0], inf[1, 0, 0] = math.nan, math.inf
-    good = pack(ok, {'version': 0})
+    good = pack(ok, m)
     n = struct.unpack('<Q', good[:8])[0]
     return [
         ('truncated', good[:len(good) // 2], 400, "truncated or corrupt"),
@@ -118,24 +123,24 @@ def bad_cases(ok):
         ('random bytes', secrets.token_bytes(300), 400, "safetensors"),
         ('non-JSON header', struct.pack('<Q', n) + b'\x00not json' + good[17 + 0:8 + n] + good[8 + n:], 400,
          "header is not JSON"),
-        ('wrong dtype', pack({**ok, 'act': ok['act'].int()}, {'version': 0}), 400,
+        ('wrong dtype', pack({**ok, 'act': ok['act'].int()}, m), 400,
          "'act' has dtype torch.int32, expected torch.int64"),
-        ('wrong shape', pack({**ok, 'obs': ok['obs'][..., :3]}, {'version': 0}), 400, "'obs' has shape"),
-        ('wrong batch size', pack({k: v[:2] for k, v in ok.items()}, {'version': 0}), 400, "has shape [2, 1,"),
-        ('NaN', pack({**ok, 'logp': nan}, {'version': 0}), 400, "'logp' holds NaN or inf"),
-        ('inf', pack({**ok, 'reward': inf}, {'version': 0}), 400, "'reward' holds NaN or inf"),
-        ('unknown tensor', pack({**ok, 'advantage': ok['reward']}, {'version': 0}), 400, "unknown tensor 'advantage'"),
-        ('unknown metadata', pack(ok, {'version': 0, 'old_logp': 'sampler'}), 400, "unknown metadata field 'old_logp'"),
+        ('wrong shape', pack({**ok, 'obs': ok['obs'][..., :3]}, m), 400, "'obs' has shape"),
+        ('wrong batch size', pack({k: v[:2] for k, v in ok.items()}, m), 400, "has shape [2, 1,"),
+        ('NaN', pack({**ok, 'logp': nan}, m), 400, "'logp' holds NaN or inf"),
+        ('inf', pack({**ok, 'reward': inf}, m), 400, "'reward' holds NaN or inf"),
+        ('unknown tensor', pack({**ok, 'advantage': ok['reward']}, m), 400, "unknown tensor 'advantage'"),
+        ('unknown metadata', pack(ok, {**m, 'old_logp': 'sampler'}), 400, "unknown metadata field 'old_logp'"),
         ('no version', pack(ok, {'worker': 'w'}), 400, "'version' must be the non-negative integer"),
-        ('version from the future', pack(ok, {'version': 10 ** 9}), 400, "is from the future"),
-        ('action out of range', pack({**ok, 'act': ok['act'] + 7}, {'version': 0}), 400, "actions outside [0, 2)"),
-        ('oversized body', pack({**ok, 'obs': torch.zeros(4, 1, 50, 4).repeat(1, 1, 1, 100)}, {'version': 0}), 413,
+        ('version from the future', pack(ok, {**m, 'version': 10 ** 9}), 400, "is from the future"),
+        ('action out of range', pack({**ok, 'act': ok['act'] + 7}, m), 400, "actions outside [0, 2)"),
+        ('oversized body', pack({**ok, 'obs': torch.zeros(4, 1, 50, 4).repeat(1, 1, 1, 100)}, m), 413,
          "exceeds the limit"),
     ]
 
 def test_malformed_input_gets_4xx_naming_the_problem_then_valid_succeeds(served):
     c, ok, p = served
-    for name, body, want_status, want in bad_cases(ok):
+    for name, body, want_status, want in bad_cases(ok, meta(c, 0)):
         status, msg = post(c, body)
         assert status == want_status and want in msg, (name, status, msg)
         submit_valid(c, ok)
@@ -152,7 +157,7 @@ def test_stale_batch_is_409_saying_how_stale(served):
     c, ok, _ = served
     while version(c) < 3: submit_valid(c, ok)
     v = version(c)
-    status, msg = post(c, pack(ok, {'version': v - 3}))
+    status, msg = post(c, pack(ok, meta(c, v - 3)))
     assert status == 409 and "versions stale" in msg and "max_staleness is 2" in msg, (status, msg)
     assert f"sampled by version {v - 3}" in msg
     s = c.json('/stats')
@@ -165,7 +170,7 @@ FUZZED = []
 def test_fuzz_no_5xx(served, data):
     c, ok, p = served
     kind = data.draw(st.sampled_from(['bytes', 'mutate', 'tensors', 'path', 'auth']))
-    good = pack(ok, {'version': 0})
+    good = pack(ok, m)
     if kind == 'bytes': status, _ = c.request('POST', '/batch', data.draw(st.binary(max_size=600)))
     elif kind == 'mutate':
         b = bytearray(good)
@@ -263,6 +268,7 @@ def test_trainer_killed_and_resumed_workers_reconnect(tmp_path):
     ws = [worker(port), worker(port)]
     c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
     wait_for(lambda: version(c) >= 12, what='12 steps')
+    ck_run = c.json('/health')['run']
     t.send_signal(signal.SIGKILL); t.wait()
     ck = torch.load(tmp_path / 't' / CKPT, weights_only=True)
     s = ck['step']
@@ -272,8 +278,8 @@ def test_trainer_killed_and_resumed_workers_reconnect(tmp_path):
     def probe():
         try: return quick.weights(s)
         except (ConnectionError, OSError): return None
-    w, meta = wait_for(probe, every=0.02, what='the restarted trainer')
-    assert meta == {'version': s}                                    # serves the checkpoint's step as its version
+    w, m = wait_for(probe, every=0.02, what='the restarted trainer')
+    assert m['version'] == s and m['run'] != ck_run                  # the checkpoint's step, under a new run id
     for k, v in ck['policy'].items(): torch.testing.assert_close(w[k], v, rtol=0, atol=0)
     out = t.communicate(timeout=300)[0]
     assert t.returncode == 0, out[-3000:]
@@ -293,22 +299,22 @@ def cartpole_batch(n_prompts, max_len) -> dict:
     task.close()
     return batch_tensors(b)
 
-def test_batch_without_snapshot_is_dropped_and_counted(tmp_path):
-    ("After a restart the trainer holds only its checkpoint's version: "
-     "a batch of the version before is within max_staleness, has no snapshot, and is dropped.")
+def test_batch_of_a_dead_trainer_is_refused_after_restart(tmp_path):
+    ("After a restart the trainer counts versions from its checkpoint again: a batch sampled by the dead trainer's "
+     "weights is refused (409, naming the earlier run), never scored under the wrong snapshot.")
     port, ok = free_port(), cartpole_batch(4, 50)
     t = trainer(tmp_path, port, *SMALL, '--steps', '100', '--max_staleness', '2', '--save_every', '5',
                 '--eval_every', '100')
     c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
     while version(c) < 6: submit_valid(c, ok)
+    old = meta(c, 5)
     t.send_signal(signal.SIGKILL); t.wait()
     t = start('--resume', str(tmp_path / 't'))
     assert version(c) == 5
-    status, msg = post(c, pack(ok, {'version': 4}))
-    assert status == 202, (status, msg)
-    wait_for(lambda: c.json('/stats')['dropped'] == 1, what='the drop')
+    status, msg = post(c, pack(ok, old))
+    assert status == 409 and f"earlier trainer (run {old['run']})" in msg, (status, msg)
     s = c.json('/stats')
-    assert s['trained'] == 0 and s['version'] == 5 and balanced(s)      # dropped, never trained on
+    assert s['trained'] == 0 and s['version'] == 5 and s['run'] != old['run'] and balanced(s)
     submit_valid(c, ok)
     wait_for(lambda: version(c) == 6, what='a step on a valid batch')
     assert read_log(tmp_path / 't')['step'][-1] == 6
@@ -322,7 +328,8 @@ def test_sigterm_finishes_the_step_and_checkpoints(tmp_path):
     c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
     wait_for(lambda: version(c) >= 5, what='5 steps')
     out = stop(t, signal.SIGTERM)
-    assert t.returncode == 0 and 'SIGTERM: finishing this step' in out, out[-3000:]
+    assert t.returncode == 143 and 'SIGTERM: finishing this step' in out, out[-3000:]
+    assert 'stopped at step' in out.splitlines()[-1] and '(SIGTERM), checkpointed' in out, out[-3000:]
     step = torch.load(tmp_path / 't' / CKPT, weights_only=True)['step']
     assert step >= 5 and read_log(tmp_path / 't')['step'][-1] == step == final_stats(out)['version']
     w.communicate(timeout=60)
@@ -340,7 +347,7 @@ def test_load_8_workers_queue_bounded_nothing_lost(tmp_path):
         assert s['queue'] <= s['bound'] == 2 and s['queue_max'] <= 2
         time.sleep(0.25)
     out = stop(t)
-    assert t.returncode == 0, out[-3000:]
+    assert t.returncode == 143, out[-3000:]
     end = final_stats(out)
     outs = [p.communicate(timeout=60)[0] for p in ws]
     last = [o.strip().splitlines()[-1] for o in outs]

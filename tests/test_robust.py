@@ -1,0 +1,298 @@
+("The trainer survives its workers, its users and its own crashes: restarts, hostile requests, slow clients, "
+ "a flooding worker, huge values, signals in every role, an idle trainer. Real processes on loopback.")
+import json, math, os, signal, socket, struct, subprocess, threading, time
+from pathlib import Path
+import pytest
+import torch
+from safetensors.torch import save as st_save
+from nanorl.train import CKPT, read_log
+from nanorl.serve import Client, pack
+from test_serve import (TOKEN, balanced, cartpole_batch, final_stats, free_port, meta, post, start, stop, trainer,
+                        version, wait_for, worker)
+
+AUTH = f'Authorization: Bearer {TOKEN}\r\n'.encode()
+
+def ask(port: int, raw: bytes, half_close: bool = True, timeout: float = 30) -> tuple[int, bytes]:
+    "Send raw bytes, read the whole reply: (status, body); (0, b'') when the server closed without one."
+    with socket.create_connection(('127.0.0.1', port), timeout=timeout) as s:
+        s.sendall(raw)
+        if half_close: s.shutdown(socket.SHUT_WR)
+        data = b''.join(iter(lambda: s.recv(65536), b''))
+    if not data: return 0, b''
+    head, _, body = data.partition(b'\r\n\r\n')
+    return int(head.split(b' ')[1]), body
+
+def threads_of(p: subprocess.Popen) -> int:
+    return int([l for l in Path(f'/proc/{p.pid}/status').read_text().splitlines() if l.startswith('Threads:')][0]
+               .split()[1])
+
+@pytest.fixture(scope='module')
+def hostile(tmp_path_factory):
+    "A trainer that waits for batches (the tests send them), with a 3 s request deadline."
+    port, tmp = free_port(), tmp_path_factory.mktemp('hostile')
+    p = trainer(tmp, port, '--n_prompts', '4', '--max_len', '50', '--steps', '100000', '--eval_every', '100000',
+                '--save_every', '100000', '--max_staleness', '2', '--max_body_mb', '0.05', '--request_timeout', '3')
+    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    c.json('/health')
+    yield port, c, cartpole_batch(4, 50), p
+    out = stop(p)
+    assert p.returncode == 143 and 'Traceback' not in out and 'error serving' not in out, out[-3000:]
+    assert balanced(final_stats(out))
+
+def post_batch(body: bytes) -> bytes:
+    return b'POST /batch HTTP/1.1\r\n' + AUTH + f'Content-Length: {len(body)}\r\n\r\n'.encode() + body
+
+def header_body(header: bytes) -> bytes:
+    "A body whose safetensors header is `header` (length-prefixed), with 8 bytes of data."
+    return struct.pack('<Q', len(header)) + header + b'\0' * 8
+
+def malformed(ok: dict, m: dict) -> list[tuple[str, bytes, int, str]]:
+    "(name, raw request, expected status, a phrase of the message)."
+    G = b'GET /health HTTP/1.1\r\n'
+    bad = lambda **t: pack({**ok, **t}, m)
+    ok = {k: v.contiguous() for k, v in ok.items()}                 # safetensors' own save wants contiguous tensors
+    return [
+        ('not HTTP', b'GARBAGE\r\n\r\n', 400, "malformed request line"),
+        ('HTTP/0.9', b'GET /health\r\n\r\n', 400, "malformed request line"),
+        ('HTTP/2', b'GET /health HTTP/2.0\r\n\r\n', 400, "unsupported protocol"),
+        ('relative path', b'GET health HTTP/1.1\r\n\r\n', 400, "malformed request line"),
+        ('UTF-8 method', 'GÉT /health HTTP/1.1\r\n\r\n'.encode(), 400, "malformed request line"),
+        ('double space', b'GET  /health HTTP/1.1\r\n\r\n', 400, "malformed request line"),
+        ('UTF-8 in path', 'GET /weights/\u00b2 HTTP/1.1\r\n\r\n'.encode(), 400, "printable ASCII"),
+        ('path of 3000', b'GET /' + b'a' * 3000 + b' HTTP/1.1\r\n\r\n', 414, "1 to 2048"),
+        ('header without colon', G + b'NoColon\r\n\r\n', 400, "malformed header line"),
+        ('space before colon', G + b'Host : x\r\n\r\n', 400, "malformed header line"),
+        ('folded header', G + b'X: a\r\n b\r\n\r\n', 400, "malformed header line"),
+        ('100 headers', G + b''.join(b'X%d: y\r\n' % i for i in range(100)) + b'\r\n', 431, "header lines"),
+        ('20 KB of headers', G + b'X: ' + b'y' * 20000 + b'\r\n\r\n', 431, "exceed"),
+        ('Content-Length \u00b2', b'POST /batch HTTP/1.1\r\n' + AUTH + 'Content-Length: \u00b2\r\n\r\n'.encode(), 400,
+         "ASCII digits"),
+        ('Content-Length of 4301 digits', b'POST /batch HTTP/1.1\r\n' + AUTH + b'Content-Length: ' + b'9' * 4301
+         + b'\r\n\r\n', 400, "ASCII digits"),
+        ('Content-Length -1', b'POST /batch HTTP/1.1\r\n' + AUTH + b'Content-Length: -1\r\n\r\n', 400, "ASCII digits"),
+        ('Content-Length 1e3', b'POST /batch HTTP/1.1\r\n' + AUTH + b'Content-Length: 1e3\r\n\r\n', 400,
+         "ASCII digits"),
+        ('empty Content-Length', b'POST /batch HTTP/1.1\r\n' + AUTH + b'Content-Length:\r\n\r\n', 400, "ASCII digits"),
+        ('two Content-Lengths', b'POST /batch HTTP/1.1\r\n' + AUTH + b'Content-Length: 1\r\nContent-Length: 2\r\n\r\nx',
+         400, "appears twice"),
+        ('chunked', b'POST /batch HTTP/1.1\r\n' + AUTH + b'Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 411, "chunked"),
+        ('POST without length', b'POST /batch HTTP/1.1\r\n' + AUTH + b'\r\n', 411, "Content-Length"),
+        ('body of 1 GB declared', b'POST /batch HTTP/1.1\r\n' + AUTH + b'Content-Length: 1000000000\r\n\r\n', 413,
+         "exceeds the limit"),
+        ('no token', G + b'\r\n', 401, "missing token"),
+        ('wrong token', G + b'Authorization: Bearer nope\r\n\r\n', 403, "wrong token"),
+        ('Basic auth', G + b'Authorization: Basic ' + TOKEN.encode() + b'\r\n\r\n', 403, "wrong token"),
+        ('Latin-1 token', G + b'Authorization: Bearer \xe9\xe9\r\n\r\n', 403, "wrong token"),
+        ('two tokens', G + AUTH + AUTH + b'\r\n', 400, "appears twice"),
+        ('unknown path', b'GET /nope HTTP/1.1\r\n' + AUTH + b'\r\n', 404, "no GET /nope"),
+        ('wrong method', b'PUT /batch HTTP/1.1\r\n' + AUTH + b'Content-Length: 0\r\n\r\n', 405, "no PUT /batch"),
+        ('version \u00b2 escaped', b'GET /weights/%C2%B2 HTTP/1.1\r\n' + AUTH + b'\r\n', 400, "1 to 18 digits"),
+        ('version of 30 digits', b'GET /weights/' + b'9' * 30 + b' HTTP/1.1\r\n' + AUTH + b'\r\n', 400,
+         "1 to 18 digits"),
+        ('negative version', b'GET /weights/-1 HTTP/1.1\r\n' + AUTH + b'\r\n', 400, "1 to 18 digits"),
+        ('version not kept', b'GET /weights/12345 HTTP/1.1\r\n' + AUTH + b'\r\n', 404, "not kept"),
+        ('metadata nested 5000 deep', post_batch(st_save(ok, metadata={'nanorl': '[' * 5000 + ']' * 5000})), 400,
+         "more than 32 deep"),
+        ('metadata integer of 5000 digits', post_batch(st_save(ok, metadata={'nanorl': '{"version": ' + '9' * 5000
+                                                                            + '}'})), 400, "5000 digits"),
+        ('metadata NaN', post_batch(st_save(ok, metadata={'nanorl': '{"version": NaN}'})), 400, "holds NaN"),
+        ('metadata a list', post_batch(st_save(ok, metadata={'nanorl': '[0]'})), 400, "JSON object"),
+        ('header nested 5000 deep', post_batch(header_body(b'{"a": ' + b'[' * 5000 + b']' * 5000 + b'}')), 400,
+         "more than 32 deep"),
+        ('header integer of 5000 digits', post_batch(header_body(b'{"a": {"dtype": "F32", "shape": [' + b'9' * 5000
+                                                                 + b'], "data_offsets": [0, 4]}}')), 400,
+         "5000 digits"),
+        ('header length 2**64-1', post_batch(struct.pack('<Q', 2 ** 64 - 1) + b'{}'), 400, "truncated"),
+        ('version 2**63', post_batch(pack(ok, {**m, 'version': 2 ** 63})), 400, "'version' must be"),
+        ('no worker', post_batch(pack(ok, {'version': 0, 'run': m['run']})), 400, "'worker' must be"),
+        ('worker of 100 characters', post_batch(pack(ok, {**m, 'worker': 'w' * 100})), 400, "'worker' must be"),
+        ('worker not a string', post_batch(pack(ok, {**m, 'worker': 7})), 400, "'worker' must be"),
+        ('run of a dead trainer', post_batch(pack(ok, {**m, 'run': 'dead0000'})), 409, "earlier trainer"),
+        ('reward 1e30', post_batch(bad(reward=ok['reward'] * 1e30)), 400, "'reward' holds 1e+30, outside [0, 1]"),
+        ('reward 3e38', post_batch(bad(reward=ok['reward'] * 3e38)), 400, "'reward' holds 3e+38"),
+        ('observation 1e9', post_batch(bad(obs=ok['obs'] + 1e9)), 400, "'obs' holds"),
+        ('logprob -1e6', post_batch(bad(logp=ok['logp'] - 1e6)), 400, "'logp' holds"),
+        ('positive logprob', post_batch(bad(logp=ok['logp'] * 0 + 0.5)), 400, "'logp' holds 0.5"),
+        ('action 7', post_batch(bad(act=ok['act'] + 7)), 400, "actions outside"),
+        ('mask of 2', post_batch(bad(mask=ok['mask'] * 2)), 400, "'mask' must be 1"),
+        ('terminated as floats', post_batch(bad(terminated=ok['terminated'].float())), 400, "'terminated' has dtype"),
+    ]
+
+def test_malformed_requests_each_get_a_4xx_and_the_next_valid_one_succeeds(hostile):
+    port, c, ok, p = hostile
+    cases = malformed(ok, meta(c, 0))
+    assert len(cases) >= 40
+    for name, raw, want, says in cases:
+        status, body = ask(port, raw)
+        assert status == want and says in json.loads(body)['error'], (name, status, body[:300])
+        assert c.json('/health')['ok'], name
+    # half a request, then silence: 408 at the deadline (3 s here), not a thread held forever
+    t0 = time.monotonic()
+    status, body = ask(port, post_batch(pack(ok, meta(c)))[:300], half_close=False)
+    assert status == 408 and 2.5 < time.monotonic() - t0 < 6 and b'not complete' in body, (status, body)
+    # clients that hang up before their reply (the 401, or the body) cost nothing: no reply, no log line
+    for raw in (b'GET /health HTTP/1.1\r\n', b'POST /batch HTTP/1.1\r\n' + AUTH + b'Content-Length: 100\r\n\r\nx'):
+        with socket.create_connection(('127.0.0.1', port)) as s: s.sendall(raw)
+    s = c.json('/stats')
+    assert s['server']['errors'] == 0 and s['bad_requests'] >= 20 and p.poll() is None, s
+    status, msg = post(c, pack(ok, meta(c)))
+    assert status == 202, msg
+
+def test_a_thousand_trickling_connections_do_not_starve_valid_requests(tmp_path):
+    "1,000 clients each sending one byte every 10 s: /health and a batch are answered in under a second."
+    port = free_port()
+    p = trainer(tmp_path, port, '--n_prompts', '4', '--max_len', '50', '--steps', '100000', '--eval_every', '100000',
+                '--save_every', '100000', '--max_staleness', '2')
+    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    c.json('/health')
+    ok = cartpole_batch(4, 50)
+    ts = [threading.Thread(target=c.json, args=('/stats',)) for _ in range(8)]   # every handler thread started
+    for t in ts: t.start()
+    for t in ts: t.join()
+    before = threads_of(p)
+    socks, answered = [], []
+    try:
+        for _ in range(1000):
+            s = socket.create_connection(('127.0.0.1', port), timeout=5); s.sendall(b'G'); socks.append(s)
+        for round_ in range(2):
+            time.sleep(1.0)
+            for what in ('health', 'batch'):
+                t0 = time.monotonic()
+                status = 200 if what == 'health' and c.json('/health')['ok'] else post(c, pack(ok, meta(c)))[0]
+                answered.append((what, status, time.monotonic() - t0))
+            during = threads_of(p)
+            assert during <= before, (before, during)
+            if round_ == 0:
+                time.sleep(8)
+                for s in socks:                                     # the second byte, 10 s after the first
+                    try: s.sendall(b'E')
+                    except OSError: pass
+    finally:
+        for s in socks: s.close()
+    stats = c.json('/stats')
+    out = stop(p)
+    print(f"answered {answered}; threads {before} before, server counters {stats['server']}")
+    assert all(st in (200, 202) and dt < 1.0 for _, st, dt in answered), answered
+    dropped = stats['server']['dropped'] + stats['server']['refused']
+    assert dropped >= 700 and 'Traceback' not in out, (stats, out[-2000:])
+
+def test_a_flooding_worker_gets_no_more_than_its_share(tmp_path):
+    "A token holder submitting junk as fast as it can, beside an honest worker: the honest one trains a third or more."
+    port = free_port()
+    t = trainer(tmp_path, port, '--n_prompts', '16', '--max_len', '200', '--steps', '100000', '--eval_every', '100000',
+                '--save_every', '100000', '--max_staleness', '1')
+    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    junk = cartpole_batch(16, 200)
+    junk['act'] = torch.zeros_like(junk['act'])                 # always push left: poison if it got every step
+    honest = worker(port, '--patience', '5')
+    wait_for(lambda: len(c.json('/stats')['by_worker']) >= 1, what="the honest worker's first batch")
+    t0, sent, stop_flood = time.monotonic(), [0, 0], threading.Event()
+    def flood():
+        while not stop_flood.is_set():
+            sent[c.request('POST', '/batch', pack(junk, meta(c, worker='flooder')))[0] == 202] += 1
+    f = threading.Thread(target=flood); f.start()
+    time.sleep(20); stop_flood.set(); f.join()
+    s = c.json('/stats')
+    out = stop(t); honest.communicate(timeout=60)
+    by = s['by_worker']
+    mine = sum(n for w, n in by.items() if w != 'flooder')
+    print(f"20 s of flooding: trained {by}; flooder sent {sum(sent)}, accepted {sent[1]}; unfair {s['unfair']}")
+    assert s['trained'] >= 20 and mine >= s['trained'] / 3, (by, s)
+    log = read_log(tmp_path / 't')
+    assert sorted(set(log['worker'][1:])) == [0, 1]               # the log names the worker of every step
+
+def test_restarts_never_deadlock(tmp_path):
+    "20 SIGKILLs of the trainer at different offsets from its last checkpoint: each resumed run trains within 5 s."
+    port = free_port()
+    args = ['--n_prompts', '4', '--max_len', '50', '--steps', '100000', '--eval_every', '100000', '--save_every', '3',
+            '--max_staleness', '1']
+    t = trainer(tmp_path, port, *args)
+    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    quick = Client(f'http://127.0.0.1:{port}', TOKEN, patience=0)
+    ws = [worker(port, '--patience', '60') for _ in range(2)]
+    wait_for(lambda: version(c) >= 4, what='the first checkpoint')
+    offsets, waits, run = [], [], c.json('/health')['run']
+    try:
+        for trial in range(20):
+            v0 = version(c)
+            v_kill = wait_for(lambda: (v := version(c)) >= v0 + 1 + trial % 4 and v,
+                              every=0.02, what=f'trial {trial}: steps before the kill')
+            t.send_signal(signal.SIGKILL); t.wait()
+            ck = torch.load(tmp_path / 't' / CKPT, weights_only=True)['step']
+            t = start('--resume', str(tmp_path / 't'))
+            def up():
+                try: return quick.json('/health')
+                except (ConnectionError, OSError): return None
+            h = wait_for(up, every=0.02, what='the restarted trainer')
+            t_up = time.monotonic()
+            wait_for(lambda: version(c) > ck, every=0.05, timeout=30, what=f'trial {trial}: training after restart')
+            waits.append(time.monotonic() - t_up)
+            offsets.append(v_kill - ck)
+            assert h['run'] != run
+            run = h['run']
+    finally:
+        stop(t)
+        for w in ws: w.kill(); w.wait()
+    print(f"20 restarts, killed 0 to {max(offsets)} steps after a checkpoint: seconds from serving to the first step "
+          f"after it: median {sorted(waits)[10]:.2f}, max {max(waits):.2f}")
+    assert max(waits) < 5.0 and len(set(offsets)) >= 2, (waits, offsets)
+
+def test_huge_reward_without_the_range_check_is_skipped_and_the_run_continues(tmp_path):
+    port, ok = free_port(), cartpole_batch(4, 50)
+    t = trainer(tmp_path, port, '--n_prompts', '4', '--max_len', '50', '--steps', '3', '--eval_every', '3',
+                '--max_staleness', '0', '--range_check', 'false')
+    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    for i, reward in enumerate([ok['reward'], ok['reward'] * 1e30, ok['reward']]):
+        wait_for(lambda: version(c) == i, what=f'version {i}')
+        status, msg = post(c, pack({**ok, 'reward': reward}, meta(c)))
+        assert status == 202, msg
+    out = t.communicate(timeout=120)[0]
+    assert t.returncode == 0 and 'step 2: batch skipped' in out and 'finished all 3 steps' in out, out[-3000:]
+    log = read_log(tmp_path / 't')
+    assert log['skipped'][1:] == [0, 1, 0] and math.isnan(log['loss'][2])
+    ck = torch.load(tmp_path / 't' / CKPT, weights_only=True)
+    assert ck['step'] == 3 and all(torch.isfinite(v).all() for v in ck['policy'].values())
+
+def test_sigterm_in_the_local_role_checkpoints_and_resumes_bit_exact(tmp_path):
+    common = ['--n_prompts', '8', '--max_len', '200', '--steps', '40', '--save_every', '50', '--eval_every', '10',
+              '--stop_when_solved', 'false', '--out_dir', str(tmp_path)]
+    p = start(*common, '--name', 'straight')
+    assert p.communicate(timeout=300)[0] and p.returncode == 0
+    p = start(*common, '--name', 'signalled')
+    wait_for(lambda: (tmp_path / 'signalled' / 'log.csv').exists()
+             and len(read_log(tmp_path / 'signalled')['step']) > 20, every=0.05, what='step 20')
+    out = stop(p, signal.SIGTERM)
+    step = torch.load(tmp_path / 'signalled' / CKPT, weights_only=True)['step']
+    assert p.returncode == 143 and 20 <= step < 40, (p.returncode, step, out[-2000:])
+    assert f'stopped at step {step} (SIGTERM), checkpointed' in out.strip().splitlines()[-1], out[-2000:]
+    p = start('--resume', str(tmp_path / 'signalled'))
+    out = p.communicate(timeout=300)[0]
+    assert p.returncode == 0 and 'finished all 40 steps' in out, out[-2000:]
+    a, b = (torch.load(tmp_path / n / CKPT, weights_only=True) for n in ('straight', 'signalled'))
+    assert all(torch.equal(a['policy'][k], b['policy'][k]) for k in a['policy']) and torch.equal(a['rng'], b['rng'])
+    la, lb = read_log(tmp_path / 'straight'), read_log(tmp_path / 'signalled')
+    assert la['step'] == lb['step'] and str(la['loss']) == str(lb['loss'])
+
+def test_idle_trainer_checkpoints_and_exits_nonzero_then_resumes_from_step_0(tmp_path):
+    port = free_port()
+    t = trainer(tmp_path, port, '--n_prompts', '4', '--max_len', '50', '--steps', '3', '--eval_every', '3',
+                '--idle_timeout', '2')
+    out = t.communicate(timeout=120)[0]
+    assert t.returncode == 1 and 'no batch for 2 s (idle_timeout); checkpointing' in out, out[-2000:]
+    assert 'stopped at step 0 (no batch for 2 s' in out.strip().splitlines()[-1], out[-2000:]
+    assert torch.load(tmp_path / 't' / CKPT, weights_only=True)['step'] == 0
+    t = start('--resume', str(tmp_path / 't'), '--idle_timeout', '60')
+    w = worker(port)
+    out = t.communicate(timeout=120)[0]
+    w.communicate(timeout=60)
+    assert t.returncode == 0 and w.returncode == 0, out[-2000:]
+    assert read_log(tmp_path / 't')['step'] == [0, 1, 2, 3]
+
+def test_the_token_never_comes_from_the_command_line(tmp_path):
+    p = start('--role', 'trainer', '--token', 's3cret', token='')
+    out = p.communicate(timeout=60)[0]
+    assert p.returncode == 2 and 'export NANORL_TOKEN' in out and 's3cret' not in out, out
+    f = tmp_path / 'token'; f.write_text('s3cret\n'); f.chmod(0o644)
+    p = start('--role', 'trainer', '--token_file', str(f), '--host', '0.0.0.0', token='')
+    out = p.communicate(timeout=60)[0]
+    assert p.returncode == 2 and f'chmod 600 {f}' in out, out
