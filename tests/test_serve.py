@@ -170,7 +170,7 @@ FUZZED = []
 def test_fuzz_no_5xx(served, data):
     c, ok, p = served
     kind = data.draw(st.sampled_from(['bytes', 'mutate', 'tensors', 'path', 'auth']))
-    good = pack(ok, m)
+    good = pack(ok, meta(c, 0))
     if kind == 'bytes': status, _ = c.request('POST', '/batch', data.draw(st.binary(max_size=600)))
     elif kind == 'mutate':
         b = bytearray(good)
@@ -185,11 +185,11 @@ def test_fuzz_no_5xx(served, data):
         dtypes = [torch.float32, torch.int64, torch.bool, torch.float16, torch.uint8]
         t = {n: torch.zeros(data.draw(st.lists(st.integers(0, 5), max_size=4))).to(data.draw(st.sampled_from(dtypes)))
              for n in names}
-        meta = data.draw(st.dictionaries(st.sampled_from(['version', 'worker', 'step', '']),
+        md = data.draw(st.dictionaries(st.sampled_from(['version', 'worker', 'step', '']),
                                          st.one_of(st.integers(-5, 10 ** 12), st.text(max_size=5), st.none(),
                                                    st.floats()),
                                          max_size=3))
-        status, _ = c.request('POST', '/batch', pack({**ok, **t} if data.draw(st.booleans()) else t, meta))
+        status, _ = c.request('POST', '/batch', pack({**ok, **t} if data.draw(st.booleans()) else t, md))
     elif kind == 'path':
         path = '/' + data.draw(st.text(st.characters(min_codepoint=33, max_codepoint=126, exclude_characters='#%?'),
                                        max_size=30))
