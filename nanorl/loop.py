@@ -165,7 +165,7 @@ def build(cfg):
 # %% ../nbs/05c_train.ipynb #052d3123
 class LocalSource:
     "Batches made in this process by the objective (for RL: sampled by the policy being trained)."
-    stopping = ''                  # why the run should checkpoint and stop now: a signal's name, or chapter 12's reasons
+    stopping = ''                  # why the run should checkpoint and stop now: a signal's name, or chapter 12b's
     def __init__(self, task, objective: Objective = RL): self.task, self.objective = task, objective
     def next(self, policy, cfg, seed: int, generator) -> Batch | None:
         return self.objective.sample(self.task, policy, cfg, seed, generator)

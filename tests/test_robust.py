@@ -1,6 +1,6 @@
 ("The trainer survives its workers, its users and its own crashes: restarts, hostile requests, slow clients, "
  "a flooding worker, huge values, signals in every role, an idle trainer. Real processes on loopback.")
-import json, math, os, signal, socket, struct, subprocess, threading, time
+import json, math, os, signal, socket, struct, subprocess, sys, threading, time
 from pathlib import Path
 import pytest
 import torch
@@ -22,6 +22,15 @@ def ask(port: int, raw: bytes, half_close: bool = True, timeout: float = 30) -> 
     head, _, body = data.partition(b'\r\n\r\n')
     return int(head.split(b' ')[1]), body
 
+FOREVER = ['--steps', '100000', '--eval_every', '100000', '--save_every', '100000']
+
+def waiting_trainer(tmp, port, *args) -> tuple[subprocess.Popen, Client]:
+    "A trainer that trains until stopped (on the batches it gets), and a client of it, once it answers."
+    p = trainer(tmp, port, *FOREVER, *args)
+    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    c.json('/health')
+    return p, c
+
 def threads_of(p: subprocess.Popen) -> int:
     return int([l for l in Path(f'/proc/{p.pid}/status').read_text().splitlines() if l.startswith('Threads:')][0]
                .split()[1])
@@ -30,10 +39,8 @@ def threads_of(p: subprocess.Popen) -> int:
 def hostile(tmp_path_factory):
     "A trainer that waits for batches (the tests send them), with a 3 s request deadline."
     port, tmp = free_port(), tmp_path_factory.mktemp('hostile')
-    p = trainer(tmp, port, '--n_prompts', '4', '--max_len', '50', '--steps', '100000', '--eval_every', '100000',
-                '--save_every', '100000', '--max_staleness', '2', '--max_body_mb', '0.05', '--request_timeout', '3')
-    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
-    c.json('/health')
+    p, c = waiting_trainer(tmp, port, '--n_prompts', '4', '--max_len', '50', '--max_staleness', '2',
+                           '--max_body_mb', '0.05', '--request_timeout', '3')
     yield port, c, cartpole_batch(4, 50), p
     out = stop(p)
     assert p.returncode == 143 and 'Traceback' not in out and 'error serving' not in out, out[-3000:]
@@ -75,7 +82,8 @@ def malformed(ok: dict, m: dict) -> list[tuple[str, bytes, int, str]]:
         ('empty Content-Length', b'POST /batch HTTP/1.1\r\n' + AUTH + b'Content-Length:\r\n\r\n', 400, "ASCII digits"),
         ('two Content-Lengths', b'POST /batch HTTP/1.1\r\n' + AUTH + b'Content-Length: 1\r\nContent-Length: 2\r\n\r\nx',
          400, "appears twice"),
-        ('chunked', b'POST /batch HTTP/1.1\r\n' + AUTH + b'Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 411, "chunked"),
+        ('chunked', b'POST /batch HTTP/1.1\r\n' + AUTH + b'Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 411,
+         "chunked"),
         ('POST without length', b'POST /batch HTTP/1.1\r\n' + AUTH + b'\r\n', 411, "Content-Length"),
         ('body of 1 GB declared', b'POST /batch HTTP/1.1\r\n' + AUTH + b'Content-Length: 1000000000\r\n\r\n', 413,
          "exceeds the limit"),
@@ -141,10 +149,7 @@ def test_malformed_requests_each_get_a_4xx_and_the_next_valid_one_succeeds(hosti
 def test_a_thousand_trickling_connections_do_not_starve_valid_requests(tmp_path):
     "1,000 clients each sending one byte every 10 s: /health and a batch are answered in under a second."
     port = free_port()
-    p = trainer(tmp_path, port, '--n_prompts', '4', '--max_len', '50', '--steps', '100000', '--eval_every', '100000',
-                '--save_every', '100000', '--max_staleness', '2')
-    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
-    c.json('/health')
+    p, c = waiting_trainer(tmp_path, port, '--n_prompts', '4', '--max_len', '50', '--max_staleness', '2')
     ok = cartpole_batch(4, 50)
     ts = [threading.Thread(target=c.json, args=('/stats',)) for _ in range(8)]   # every handler thread started
     for t in ts: t.start()
@@ -179,9 +184,7 @@ def test_a_thousand_trickling_connections_do_not_starve_valid_requests(tmp_path)
 def test_a_flooding_worker_gets_no_more_than_its_share(tmp_path):
     "A token holder submitting junk as fast as it can, beside an honest worker: the honest one trains a third or more."
     port = free_port()
-    t = trainer(tmp_path, port, '--n_prompts', '16', '--max_len', '200', '--steps', '100000', '--eval_every', '100000',
-                '--save_every', '100000', '--max_staleness', '1')
-    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    t, c = waiting_trainer(tmp_path, port, '--n_prompts', '16', '--max_len', '200', '--max_staleness', '1')
     junk = cartpole_batch(16, 200)
     junk['act'] = torch.zeros_like(junk['act'])                 # always push left: poison if it got every step
     honest = worker(port, '--patience', '5')
@@ -204,10 +207,8 @@ def test_a_flooding_worker_gets_no_more_than_its_share(tmp_path):
 def test_restarts_never_deadlock(tmp_path):
     "20 SIGKILLs of the trainer at different offsets from its last checkpoint: each resumed run trains within 5 s."
     port = free_port()
-    args = ['--n_prompts', '4', '--max_len', '50', '--steps', '100000', '--eval_every', '100000', '--save_every', '3',
-            '--max_staleness', '1']
-    t = trainer(tmp_path, port, *args)
-    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    t, c = waiting_trainer(tmp_path, port, '--n_prompts', '4', '--max_len', '50', '--save_every', '3',
+                           '--max_staleness', '1')
     quick = Client(f'http://127.0.0.1:{port}', TOKEN, patience=0)
     ws = [worker(port, '--patience', '60') for _ in range(2)]
     wait_for(lambda: version(c) >= 4, what='the first checkpoint')
@@ -296,3 +297,56 @@ def test_the_token_never_comes_from_the_command_line(tmp_path):
     p = start('--role', 'trainer', '--token_file', str(f), '--host', '0.0.0.0', token='')
     out = p.communicate(timeout=60)[0]
     assert p.returncode == 2 and f'chmod 600 {f}' in out, out
+
+def test_a_failed_run_checkpoints_and_tells_its_workers_failed_not_done(tmp_path):
+    "max_skips 1 and no range check: the huge batch stops the run; the worker hears 'failed' and exits 1."
+    port, ok = free_port(), cartpole_batch(4, 50)
+    t = trainer(tmp_path, port, '--n_prompts', '4', '--max_len', '50', '--steps', '1000', '--eval_every', '1000',
+                '--max_staleness', '1', '--range_check', 'false', '--max_skips', '1')
+    w = worker(port)
+    c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
+    wait_for(lambda: version(c) >= 3, what='3 steps')
+    for _ in range(100):
+        if post(c, pack({**ok, 'reward': ok['reward'] * 3e38}, meta(c, worker='bad')))[0] == 202: break
+    out = t.communicate(timeout=120)[0]
+    wout = w.communicate(timeout=60)[0]
+    assert t.returncode == 1 and '1 batches in a row' in out and 'checkpointed' in out, out[-2000:]
+    assert w.returncode == 1 and 'the trainer failed' in wout, wout[-2000:]
+    ck = torch.load(tmp_path / 't' / CKPT, weights_only=True)
+    assert ck['step'] == read_log(tmp_path / 't')['step'][-1] and all(torch.isfinite(v).all()
+                                                                    for v in ck['policy'].values())
+
+EMFILE_SERVER = """
+import resource, sys, time
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+from nanorl.httpd import Limits, Server
+class App:
+    def head(self, req): pass
+    def handle(self, req): return 200, dict(srv.counts), 'application/json'
+srv = Server('127.0.0.1', 0, App(), Limits(timeout=60)).start()
+srv.cap = 10_000                 # past the descriptor limit on purpose: accept() will fail with EMFILE
+print(srv.port, flush=True)
+time.sleep(60)
+"""
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+def test_out_of_descriptors_the_server_drops_the_slowest_and_does_not_spin():
+    p = subprocess.Popen([sys.executable, '-c', EMFILE_SERVER], stdout=subprocess.PIPE, text=True,
+                         env={**os.environ, 'OMP_NUM_THREADS': '1'})
+    try:
+        port = int(p.stdout.readline())
+        idle = [socket.create_connection(('127.0.0.1', port)) for _ in range(100)]   # more than it can accept
+        time.sleep(1.0)
+        cpu0 = cpu_seconds(p.pid); time.sleep(2.0); busy = (cpu_seconds(p.pid) - cpu0) / 2.0
+        t0 = time.monotonic()
+        status, body = ask(port, b'GET /x HTTP/1.1\r\n\r\n')
+        took = time.monotonic() - t0
+        for s in idle: s.close()
+    finally: p.kill(); p.wait()
+    counts = json.loads(body)
+    print(f"out of descriptors: {busy:.0%} of a core while idle connections wait; a valid request took {took:.2f} s; "
+          f"{counts}")
+    assert busy < 0.2 and status == 200 and took < 2.0 and counts['dropped'] >= 30, (busy, status, took, counts)
