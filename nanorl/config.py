@@ -87,6 +87,7 @@ def coerce(name: str, value, hint):
     if hint is bool:
         if isinstance(value, bool): return value
         if isinstance(value, str) and value.lower() in ('true', 'false'): return value.lower() == 'true'
+        raise ConfigError(f"{name} must be true or false{' (or none)' if type(None) in args else ''}, got {value!r}")
     elif hint in (int, float) and not isinstance(value, bool):
         if isinstance(value, (int, float)) and (hint is float or float(value).is_integer()): return hint(value)
         if isinstance(value, str):
@@ -143,7 +144,10 @@ def load_yaml(path: str | os.PathLike) -> dict:
         raise ConfigError(f"config file {str(p)!r} does not exist; pass a YAML file such as configs/cartpole_ppo.yaml")
     try: d = yaml.safe_load(p.read_text())
     except yaml.YAMLError as e:
-        raise ConfigError(f"config file {str(p)!r} is not valid YAML: {' '.join(str(e).split())}") from None
+        mark = getattr(e, 'problem_mark', None)
+        where = f"{p}:{mark.line + 1}:{mark.column + 1}" if mark else str(p)
+        why = getattr(e, 'problem', None) or e
+        raise ConfigError(f"{where}: not valid YAML: {why}; each line is 'key: value'") from None
     if d is None: return {}
     if not isinstance(d, dict):
         raise ConfigError(f"config file {str(p)!r} must hold a mapping of key: value lines, got a {type(d).__name__}")
@@ -155,12 +159,13 @@ def to_yaml(cfg: Knobs, path: str | os.PathLike, keys: list[str] | None = None):
     Path(path).write_text(yaml.safe_dump({k: d[k] for k in (keys or cfg.keys())}, sort_keys=False))
 
 def write_presets(cls: type, presets: dict, out_dir: str | os.PathLike = 'configs', prefix: str = '') -> list[Path]:
-    "Write `<out_dir>/<prefix><name>.yaml` for every preset, checked by `cls` (the keys it sets, after the basics)."
-    paths, first = [], ['algo', 'task', 'n_prompts', 'group_size']
+    ("Write `<out_dir>/<prefix><name>.yaml` for every preset, checked by `cls` (the keys it sets, after the basics); "
+     "its runs are named as the file, so two presets never write to the same run directory.")
+    paths, first = [], ['name', 'algo', 'task', 'n_prompts', 'group_size']
     for name, over in presets.items():
         p = Path(out_dir) / f'{prefix}{name}.yaml'
         p.parent.mkdir(parents=True, exist_ok=True)
-        to_yaml(cls.from_dict(over), p, keys=[*first, *[k for k in over if k not in first]])
+        to_yaml(cls.from_dict({'name': p.stem, **over}), p, keys=[*first, *[k for k in over if k not in first]])
         paths.append(p)
     return paths
 
@@ -173,8 +178,9 @@ class LoopConfig(Knobs):
     algo: str = knob('reinforce', f"advantage estimator, one of {sorted(ESTIMATORS)}, "
                                   f"or an objective of chapter 09 (sft, dpo, ipo)")
     task: str = knob('cartpole', "what to train on: cartpole, or a language task (countdown, gsm8k)")
-    name: str = knob('', "run name; the run writes to out_dir/name (default: <task>_<algo>)")
+    name: str = knob('', "run name; the run writes to out_dir/name; '' = <task>_<algo>")
     out_dir: str = knob('runs', "where run directories go")
+    overwrite: bool = knob(False, "replace the run already in out_dir/name (otherwise a new run there is refused)")
     seed: int = knob(0, "seed for weights, environments and sampling")
     steps: int = knob(300, "training steps (one rollout and one update each)")
     n_prompts: int = knob(32, "start states per step (prompts, for language models)")

@@ -121,6 +121,6 @@ import difflib
 def did_you_mean(name: str, choices, aliases: dict | None = None) -> str:
     ("' did you mean X?' for the closest of `choices` or of the keys of `aliases` (then X is the alias's target); "
      "'' when nothing is close.")
-    aliases = aliases or {}
-    close = difflib.get_close_matches(str(name), [*map(str, choices), *aliases], n=1)
-    return f" did you mean {aliases.get(close[0], close[0])!r}?" if close else ""
+    targets = {str(c).lower(): str(c) for c in choices} | {str(a).lower(): t for a, t in (aliases or {}).items()}
+    close = difflib.get_close_matches(str(name).lower(), list(targets), n=1)    # case does not count: PPO is ppo
+    return f" did you mean {targets[close[0]]!r}?" if close else ""

@@ -18,7 +18,7 @@ from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint
 
 # %% auto #0
 __all__ = ['RL', 'PRESETS', 'Prepared', 'score_all', 'prepare', 'compute_loss', 'Objective', 'objective_of', 'NonFiniteLoss',
-           'backward', 'update', 'build', 'LocalSource', 'restore', 'stop_on_signals', 'train']
+           'backward', 'update', 'build', 'LocalSource', 'restore', 'claim_run_dir', 'stop_on_signals', 'train']
 
 # %% ../nbs/05c_train.ipynb #a708a70c
 @dataclass
@@ -190,6 +190,14 @@ def restore(resume: str, cfg, policy, critic, opt, generator) -> dict:
     if critic is not None: critic.load_state_dict(ck['critic'])
     return ck
 
+def claim_run_dir(cfg):
+    "Make sure a new run does not write over an earlier one, unless `cfg.overwrite` asks it to."
+    old = [f for f in ('log.csv', CKPT) if (cfg.run_dir / f).exists()]
+    if old and not cfg.overwrite:
+        raise ConfigError(f"{cfg.run_dir} already holds a run ({' and '.join(old)}): continue it with --resume "
+                          f"{cfg.run_dir}, start another with --name OTHER, or replace it with --overwrite true")
+    (cfg.run_dir / CKPT).unlink(missing_ok=True)      # a replaced run must not be resumable from the old weights
+
 @contextlib.contextmanager
 def stop_on_signals(source):
     "While the block runs, SIGINT and SIGTERM ask `source` to stop after the step in progress; a second one, at once."
@@ -207,6 +215,7 @@ def stop_on_signals(source):
 def train(cfg, resume: str | None = None, make_source: typing.Callable | None = None) -> dict:
     ("Train with `cfg`, continuing from the run directory `resume` if given; returns the last row of the log, "
      "with `end`: why the run ended (solved, steps, a signal's name, or the source's reason).")
+    if not resume: claim_run_dir(cfg)
     torch.set_num_threads(cfg.threads)
     task, policy, critic, ref, opt = build(cfg)
     objective = objective_of(cfg)

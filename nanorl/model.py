@@ -4,8 +4,9 @@
 
 # %% ../nbs/06_model.ipynb #9a13e958
 from __future__ import annotations
-import contextlib, importlib.util, math, os, typing
-from dataclasses import dataclass
+import contextlib, importlib.util, math, os, socket, typing
+from urllib.parse import urlsplit
+from dataclasses import dataclass, fields
 from pathlib import Path
 import torch
 from torch import nn, Tensor
@@ -16,9 +17,9 @@ from .control import gumbel
 from .config import ConfigError, LoopConfig, check_choice, check_rules, knob
 
 # %% auto #0
-__all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'LM_EXTRA', 'build_tokenizer', 'build_model', 'save_model', 'ModelLoadError',
-           'load_pretrained', 'stop_token_ids', 'HFPolicy', 'left_pad', 'positions', 'join', 'add_lora', 'weights_of',
-           'WeightsMismatch', 'check_weights', 'load_weights', 'LMConfig']
+__all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'LM_EXTRA', 'LM_KNOBS', 'build_tokenizer', 'build_model', 'save_model',
+           'ModelLoadError', 'hub_reachable', 'load_pretrained', 'stop_token_ids', 'HFPolicy', 'left_pad', 'positions',
+           'join', 'add_lora', 'weights_of', 'WeightsMismatch', 'check_weights', 'load_weights', 'LMConfig']
 
 # %% ../nbs/06_model.ipynb #269b0322
 PAD, EOS = '<pad>', '<eos>'
@@ -60,19 +61,36 @@ def save_model(model, tokenizer, path: str | os.PathLike) -> Path:
 class ModelLoadError(ValueError):
     "A model or tokenizer that cannot be loaded; the message says what to pass instead."
 
+def hub_reachable(timeout: float = 2.0) -> bool:
+    "Whether this machine can open a connection to the model hub (False at once when HF_HUB_OFFLINE is set)."
+    if os.environ.get('HF_HUB_OFFLINE', '0') not in ('0', ''): return False
+    host = urlsplit(os.environ.get('HF_ENDPOINT', 'https://huggingface.co')).hostname
+    try: socket.create_connection((host, 443), timeout=timeout).close(); return True
+    except OSError: return False
+
 def load_pretrained(name_or_dir: str):
-    "Tokenizer and fp32 causal LM from a hub id or a local folder, or a `ModelLoadError`."
+    ("Tokenizer and fp32 causal LM from a local folder, the hub's cache, or the hub (tried only when reachable), "
+     "or a `ModelLoadError`.")
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
     hf_logging.disable_progress_bar()
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(name_or_dir)
-        model = AutoModelForCausalLM.from_pretrained(name_or_dir, dtype=torch.float32)
+    def load(**kw):
+        tokenizer = AutoTokenizer.from_pretrained(name_or_dir, **kw)
+        return tokenizer, AutoModelForCausalLM.from_pretrained(name_or_dir, dtype=torch.float32, **kw)
+    fix = "pass a local folder with config.json and weights, or --model tiny (built offline)"
+    try: tokenizer, model = load(local_files_only=True)
     except (OSError, ValueError, KeyError) as e:
         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
-        raise ModelLoadError(f"cannot load model {name_or_dir!r} ({first}); pass a hub id such as Qwen/Qwen3-0.6B "
-                             f"on a machine that reaches the hub, or a local folder with config.json and weights "
-                             f"(--model tiny builds one offline)") from None
+        if os.path.isdir(name_or_dir):
+            raise ModelLoadError(f"cannot load model from the folder {name_or_dir!r} ({first}); {fix}") from None
+        if not hub_reachable():     # fail now, not after a minute of the hub client's retries
+            raise ModelLoadError(f"cannot load model {name_or_dir!r}: it is not a local folder, not in the hub's "
+                                 f"cache, and the hub cannot be reached from this machine; {fix}") from None
+        try: tokenizer, model = load()
+        except (OSError, ValueError, KeyError) as e:
+            first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+            raise ModelLoadError(f"cannot load model {name_or_dir!r} ({first}); pass a hub id such as "
+                                 f"Qwen/Qwen3-0.6B, or {fix.removeprefix('pass ')}") from None
     if tokenizer.pad_token_id is None: tokenizer.pad_token = tokenizer.eos_token
     return tokenizer, model
 
@@ -261,7 +279,20 @@ class LMConfig(LoopConfig):
                            ('lora_rank', lambda v: v >= 0, "0 (off) or positive"),
                            ('n_eval', lambda v: v >= 1, "at least 1"),
                            *[(k, lambda v: 0 < v < math.inf, "positive") for k in ('temperature', 'lora_alpha')]])
+        self.check_task_knobs()
+
+    def check_task_knobs(self):
+        "Refuse a knob set away from its default that the task would ignore (a model for CartPole, say)."
+        control = self.task_kind == 'control'
+        ignored = ([k for k in LM_KNOBS if k != 'dtype'] if control else ['hidden', 'eval_episodes'])
+        defaults = {f.name: f.default for f in fields(LMConfig)}
+        for k in ignored:
+            if getattr(self, k) != defaults[k]:
+                raise ConfigError(f"{k} does not apply to task {self.task}: it is for "
+                                  f"{'language tasks' if control else 'control tasks (their MLP policy)'}; drop it")
 
     def resume_keys(self) -> list[str]:
         keys = [*super().resume_keys(), 'model', 'lora_rank', 'lora_alpha']
         return keys + ['seed'] if self.model == 'tiny' and self.task_kind == 'language' else keys
+
+LM_KNOBS = [k for k in LMConfig.keys() if k not in LoopConfig.keys()]   # the knobs this chapter adds

@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_tiny.ipynb #9aea6c87
 from __future__ import annotations
-import os
+import hashlib, inspect, json, os, sys
 from pathlib import Path
 import shutil
 import torch
@@ -15,8 +15,8 @@ from .model import HFPolicy, build_model, build_tokenizer, join, save_model
 from .tasks import make_language_task
 
 # %% auto #0
-__all__ = ['TINY_VERSION', 'TINY_RECIPE', 'SFT_FRACTION', 'encode_pairs', 'sft_loss', 'sft', 'sft_rows', 'rl_rows', 'cache_dir',
-           'gold_completion', 'tiny_model']
+__all__ = ['TINY_RECIPE', 'SFT_FRACTION', 'encode_pairs', 'sft_loss', 'sft', 'sft_rows', 'rl_rows', 'cache_dir',
+           'gold_completion', 'recipe_key', 'build_threads', 'tiny_model', 'main']
 
 # %% ../nbs/08_tiny.ipynb #0f9014f3
 def encode_pairs(policy, prompts: list[str], completions: list[str]) -> Prepared:
@@ -48,7 +48,6 @@ def sft(policy, prompts: list[str], completions: list[str], steps: int, batch_si
     return losses
 
 # %% ../nbs/08_tiny.ipynb #cede9e36
-TINY_VERSION = 3     # bump when the recipe below changes, so stale caches are rebuilt
 TINY_RECIPE = {'countdown': dict(hidden=96, layers=4, sft_steps=1500),
                'gsm8k': dict(hidden=96, layers=4, sft_steps=300)}
 SFT_FRACTION = 0.7
@@ -67,10 +66,25 @@ def gold_completion(task, row) -> str:
     "The demonstration for SFT: the row's reference answer in the task's answer format."
     return f"<answer>{row['solution'] if 'solution' in row else task.answer(row)}</answer>"
 
+def recipe_key(task_name: str, seed: int, recipe: dict) -> str:
+    ("A digest of everything that shapes a tiny model: the code that builds it (this module and the modules it "
+     "builds with), the recipe and seed, the libraries' versions and the CPU kernels torch picked.")
+    import transformers, tokenizers
+    from nanorl import core, model, tasks
+    from nanorl import tiny
+    code = [inspect.getsource(m) for m in (core, model, tasks, tiny)] + [inspect.getsource(Prepared)]
+    setting = json.dumps({'task': task_name, 'seed': seed, **recipe, 'sft_fraction': SFT_FRACTION,
+                          'torch': torch.__version__, 'transformers': transformers.__version__,
+                          'tokenizers': tokenizers.__version__, 'cpu': torch.backends.cpu.get_cpu_capability(),
+                          'threads': build_threads()}, sort_keys=True)
+    return hashlib.sha256('\n'.join([*code, setting]).encode()).hexdigest()[:12]
+
+def build_threads() -> int: return max(1, min(2, os.cpu_count() or 1))
+
 def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: int | None = None) -> Path:
     "Folder of the tiny SFT-warmed model for `task_name`, building it on first use."
     recipe = {**TINY_RECIPE[task_name], **({'sft_steps': sft_steps} if sft_steps is not None else {})}
-    path = cache_dir() / f"tiny-{task_name}-s{seed}-sft{recipe['sft_steps']}-v{TINY_VERSION}"
+    path = cache_dir() / f"tiny-{task_name}-s{seed}-sft{recipe['sft_steps']}-{recipe_key(task_name, seed, recipe)}"
     if (path / 'config.json').is_file(): return path
     task = make_language_task(task_name, seed)
     rows = sft_rows(task)
@@ -78,7 +92,7 @@ def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: 
     tok = build_tokenizer([p + c for p, c in zip(prompts, completions)])
     n_threads = torch.get_num_threads()
     with torch.random.fork_rng():          # a build must not move the caller's random state (a cache hit would not)
-        torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+        torch.set_num_threads(build_threads())
         policy = HFPolicy(build_model(tok, hidden=recipe['hidden'], layers=recipe['layers'], seed=seed), tok)
         sft(policy, prompts, completions, steps=recipe['sft_steps'], seed=seed, progress=progress)
     torch.set_num_threads(n_threads)
@@ -88,3 +102,18 @@ def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: 
     except OSError:                      # another process finished the same build first: keep theirs
         shutil.rmtree(tmp, ignore_errors=True)
     return path
+
+# %% ../nbs/08_tiny.ipynb #c7a4f366
+def main(argv: list[str] | None = None):
+    "Build (or find) the tiny model of a task and print its folder."
+    import argparse
+    ap = argparse.ArgumentParser(prog='python -m nanorl.tiny', description=main.__doc__)
+    ap.add_argument('task', nargs='?', default='countdown', choices=sorted(TINY_RECIPE))
+    ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--sft_steps', type=int, default=None, help="warm-up steps (default: the task's recipe)")
+    args = ap.parse_args(argv)
+    print(tiny_model(args.task, args.seed, sft_steps=args.sft_steps))
+
+# %% ../nbs/08_tiny.ipynb #bd1ac484
+#| eval: false
+if __name__ == '__main__' and 'ipykernel' not in sys.modules: main()

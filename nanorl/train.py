@@ -4,7 +4,7 @@
 
 # %% ../nbs/90_train.ipynb #c1a00005
 from __future__ import annotations
-import math, sys, time
+import math, sys, textwrap, time
 STARTED = time.perf_counter()                            # for the last line's "the whole command took"
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
@@ -20,8 +20,8 @@ from .snapshots import SnapshotSource, TrustConfig
 from .serve import ServeConfig, TrainerSource, rollout_worker
 
 # %% auto #0
-__all__ = ['STARTED', 'from_dict', 'EXIT_CODES', 'Config', 'batch_source', 'train', 'usage', 'parse_cli', 'config_from_argv',
-           'ending', 'main']
+__all__ = ['STARTED', 'from_dict', 'EXIT_CODES', 'Config', 'batch_source', 'train', 'show', 'usage', 'parse_cli',
+           'config_from_argv', 'ending', 'main']
 
 # %% ../nbs/90_train.ipynb #c1a00008
 @dataclass
@@ -47,16 +47,23 @@ def train(cfg: Config, resume: str | None = None) -> dict:
     return loop.train(cfg, resume, make_source=lambda task, objective: batch_source(cfg, task, objective))
 
 # %% ../nbs/90_train.ipynb #c1a00013
-def usage() -> str:
-    "The help text: every knob, grouped by the chapter that introduced it."
+def show(v) -> str:
+    "A default as it is written on the command line."
+    if isinstance(v, bool) or v is None: return {True: 'true', False: 'false', None: 'none'}[v]
+    return f"{v:g}" if isinstance(v, float) else "''" if v == '' else str(v)
+
+def usage(width: int = 100) -> str:
+    "The help text: every knob, grouped by the chapter that introduced it, wrapped to `width` columns."
     lines = ["usage: python -m nanorl.train [--config FILE.yaml] [--resume RUN_DIR] [--KEY VALUE ...]", "",
-             "Train a policy; every KEY below can come from the YAML file or the command line.", ""]
+             "Train a policy; every KEY below can come from the YAML file or the command line. Values: numbers,",
+             "text, true or false for switches, none to turn an optional setting off."]
     seen = set()
     for cls in reversed([c for c in Config.__mro__ if is_dataclass(c)]):
         own = [f for f in fields(cls) if f.name not in seen]
         if own: lines += ["", f"{cls.__doc__.splitlines()[0]}"]
         for f in own:
-            lines.append(f"  --{f.name:<16} {f.metadata['help']} (default: {f.default!r})")
+            lines += textwrap.wrap(f"{f.metadata['help']} [default: {show(f.default)}]", width,
+                                   initial_indent=f"  --{f.name:<17} ", subsequent_indent=' ' * 22)
             seen.add(f.name)
     return "\n".join(lines)
 

@@ -1,5 +1,5 @@
 "The command line as a user meets it: real processes, real exit codes, real files."
-import math, shutil, subprocess, sys
+import math, re, shutil, subprocess, sys
 from pathlib import Path
 import pytest
 import torch
@@ -16,7 +16,12 @@ def run(*args, cwd=ROOT):
     (['--learning_rate', '0.1'], "unknown config key 'learning_rate'; did you mean 'lr'?"),
     (['--grup_size', '4'], "did you mean 'group_size'?"),
     (['--steps', 'many'], "steps must be int, got 'many'"),
-    (['--normalize_adv', 'maybe'], "normalize_adv must be bool"),
+    (['--normalize_adv', 'maybe'], "normalize_adv must be true or false, got 'maybe'"),
+    (['--algo', 'PPO'], "unknown algo 'PPO'; did you mean 'ppo'?"),
+    (['--model', 'not/a-model'], "model does not apply to task cartpole: it is for language tasks"),
+    (['--hidden', '8', '--task', 'countdown', '--algo', 'grpo', '--group_size', '4'],
+     "hidden does not apply to task countdown"),
+    (['--token', 's3cret'], "export NANORL_TOKEN"),
     (['--algo', 'grpo'], "grpo compares samples within a group, but group_size is 1; set group_size to 2 or more"),
     (['--algo', 'rloo', '--group_size', '1'], "set group_size to 2 or more"),
     (['--algo', 'ppo', '--critic', 'false'], "ppo estimates advantages with GAE, which needs a critic"),
@@ -41,7 +46,8 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
 def test_bad_yaml(tmp_path):
     (tmp_path / 'broken.yaml').write_text("algo: ppo\n  lr: [0.1\n")
     p = run('--config', str(tmp_path / 'broken.yaml'))
-    assert p.returncode == 2 and 'is not valid YAML' in p.stderr and 'Traceback' not in p.stderr
+    assert p.returncode == 2 and f"{tmp_path / 'broken.yaml'}:2:" in p.stderr and 'not valid YAML' in p.stderr
+    assert 'Traceback' not in p.stderr and '<unicode string>' not in p.stderr
     (tmp_path / 'typo.yaml').write_text("algo: ppo\nclip_epsilon: 0.1\n")
     p = run('--config', str(tmp_path / 'typo.yaml'))
     assert p.returncode == 2 and "unknown config key 'clip_epsilon'; did you mean 'clip_eps'?" in p.stderr
@@ -109,3 +115,11 @@ def test_nan_stops_with_exit_1_and_keeps_last_good_checkpoint(tmp_path):
     ck = torch.load(tmp_path / 'cartpole_ppo' / CKPT, weights_only=True)
     assert all(torch.isfinite(v).all() for v in [*ck['policy'].values(), *ck['critic'].values()])
     assert ck['step'] == read_log(tmp_path / 'cartpole_ppo')['step'][-1]
+
+def test_the_readme_python_snippet_runs_as_written(tmp_path):
+    "Every ```python block of README.md, run as a script in a fresh process: it must work as a reader pastes it."
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / 'README.md').read_text(), re.S)
+    assert blocks
+    for code in blocks:
+        p = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        assert p.returncode == 0 and 'solved at step' in p.stdout, (code, p.stdout[-1000:], p.stderr[-2000:])
