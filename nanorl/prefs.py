@@ -13,7 +13,8 @@ from .core import Batch, grouped, masked_sum
 from .config import OBJECTIVES, ConfigError, check_rules, knob
 from .loop import RL, Objective, Prepared, score_all
 from .model import LMConfig
-from .tiny import cache_dir, encode_pairs, gold_completion, sft_loss
+from .tasks import cache_dir
+from .tiny import encode_pairs, gold_completion, sft_loss
 from .lmtask import LanguageTask   # the language tasks these objectives train on, registered in TASKS
 
 # %% auto #0

@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_tasks.ipynb #2e567017
 from __future__ import annotations
-import json, math, operator, os, random, re, socket, warnings
+import hashlib, inspect, json, math, operator, os, random, re, socket, warnings
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
@@ -17,9 +17,10 @@ from .core import did_you_mean
 # %% auto #0
 __all__ = ['RewardFn', 'ANSWER_OPEN', 'ANSWER_CLOSE', 'MAX_EXPR_LEN', 'MAX_DEPTH', 'GSM8K_TEMPLATES', 'GSM8K_MINI', 'GSM8K_HUB',
            'TASK_BUILDERS', 'TASK_SIZES', 'LLMTask', 'extract_answer', 'format_reward', 'safe_eval',
-           'make_countdown_rows', 'countdown_answer_reward', 'countdown_closeness_reward', 'CountdownTask',
-           'countdown_task', 'parse_number', 'gsm8k_answer_reward', 'write_gsm8k_mini', 'load_gsm8k', 'GSM8KTask',
-           'gsm8k_task', 'make_task', 'make_language_task', 'heldout_accuracy', 'pass_at_k', 'fisher_exact']
+           'make_countdown_rows', 'countdown_answer_reward', 'countdown_closeness_reward', 'CountdownTask', 'cache_dir',
+           'countdown_rows', 'countdown_task', 'parse_number', 'gsm8k_answer_reward', 'write_gsm8k_mini', 'load_gsm8k',
+           'GSM8KTask', 'gsm8k_task', 'make_task', 'make_language_task', 'heldout_accuracy', 'pass_at_k',
+           'fisher_exact']
 
 # %% ../nbs/07_tasks.ipynb #55f70097
 RewardFn = Callable[[str, str, object], float]   # fn(prompt, completion, answer) -> float; must never raise
@@ -218,11 +219,30 @@ class CountdownTask(LLMTask):
     def answer(self, row): return {'nums': list(row['nums']), 'target': row['target']}
     def is_correct(self, completion, answer): return countdown_answer_reward('', completion, answer) == 1.0
 
+def cache_dir() -> Path:
+    "Where built things are kept between runs: `$NANORL_CACHE`, default `~/.cache/nanorl`."
+    return Path(os.environ.get('NANORL_CACHE', Path.home() / '.cache' / 'nanorl'))
+
+def countdown_rows(n: int, seed: int, **gen_kw) -> list[dict]:
+    ("`make_countdown_rows(n, seed, **gen_kw)`, kept as JSON in the cache under a digest of the code that finds them "
+     "and of the arguments (found again when the cache cannot be written).")
+    code = inspect.getsource(make_countdown_rows) + inspect.getsource(_random_expr)
+    key = hashlib.sha256((code + json.dumps([n, seed, gen_kw], sort_keys=True)).encode()).hexdigest()[:12]
+    path = cache_dir() / f"countdown-rows-{key}.json"
+    if path.is_file(): return json.loads(path.read_text())
+    rows = make_countdown_rows(n, seed, **gen_kw)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+        tmp.write_text(json.dumps(rows)); os.replace(tmp, path)
+    except OSError: pass
+    return rows
+
 def countdown_task(n_train: int = 1000, n_eval: int = 200, seed: int = 0, closeness: float = 0.0,
                    **gen_kw) -> CountdownTask:
     ("A Countdown task with disjoint train and eval rows; `closeness` weights the partial-credit reward; "
-     "`gen_kw` go to `make_countdown_rows`.")
-    rows = make_countdown_rows(n_train + n_eval, seed, **gen_kw)
+     "`gen_kw` go to `make_countdown_rows`. The rows are cached (the project's 11,756 take about 11 s to find).")
+    rows = countdown_rows(n_train + n_eval, seed, **gen_kw)
     fns = ([(countdown_answer_reward, 1.0), (format_reward, 0.1)]
            + ([(countdown_closeness_reward, closeness)] if closeness else []))
     return CountdownTask('countdown', rows[:n_train], rows[n_train:], fns)

@@ -4,19 +4,18 @@
 
 # %% ../nbs/08_tiny.ipynb #9aea6c87
 from __future__ import annotations
-import hashlib, inspect, json, os, sys
+import fcntl, hashlib, inspect, json, os, sys
 from pathlib import Path
-import shutil
 import torch
 from tqdm import tqdm
 from .core import aggregate, loss_norm
 from .loop import Prepared
 from .model import HFPolicy, build_model, build_tokenizer, join, save_model
-from .tasks import make_language_task
+from .tasks import cache_dir, make_language_task
 
 # %% auto #0
-__all__ = ['TINY_RECIPE', 'SFT_FRACTION', 'encode_pairs', 'sft_loss', 'sft', 'sft_rows', 'rl_rows', 'cache_dir',
-           'gold_completion', 'recipe_key', 'build_threads', 'tiny_model', 'main']
+__all__ = ['TINY_RECIPE', 'SFT_FRACTION', 'encode_pairs', 'sft_loss', 'sft', 'sft_rows', 'rl_rows', 'gold_completion',
+           'recipe_key', 'build_threads', 'tiny_model', 'build_tiny', 'main']
 
 # %% ../nbs/08_tiny.ipynb #0f9014f3
 def encode_pairs(policy, prompts: list[str], completions: list[str]) -> Prepared:
@@ -59,9 +58,6 @@ def sft_rows(task) -> list[dict]:
 def rl_rows(task) -> list[dict]:
     return task.train_rows[int(len(task.train_rows) * SFT_FRACTION):]
 
-def cache_dir() -> Path:
-    return Path(os.environ.get('NANORL_CACHE', Path.home() / '.cache' / 'nanorl'))
-
 def gold_completion(task, row) -> str:
     "The demonstration for SFT: the row's reference answer in the task's answer format."
     return f"<answer>{row['solution'] if 'solution' in row else task.answer(row)}</answer>"
@@ -86,6 +82,14 @@ def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: 
     recipe = {**TINY_RECIPE[task_name], **({'sft_steps': sft_steps} if sft_steps is not None else {})}
     path = cache_dir() / f"tiny-{task_name}-s{seed}-sft{recipe['sft_steps']}-{recipe_key(task_name, seed, recipe)}"
     if (path / 'config.json').is_file(): return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + '.lock'), 'w') as lock:   # one build at a time; the others wait for it
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (path / 'config.json').is_file(): build_tiny(task_name, seed, recipe, path, progress)
+    return path
+
+def build_tiny(task_name: str, seed: int, recipe: dict, path: Path, progress: bool = True):
+    "Build the tiny model of `recipe` into the folder `path` (written under a temporary name, then renamed)."
     task = make_language_task(task_name, seed)
     rows = sft_rows(task)
     prompts, completions = [task.build_prompt(r) for r in rows], [gold_completion(task, r) for r in rows]
@@ -98,10 +102,7 @@ def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: 
     torch.set_num_threads(n_threads)
     tmp = path.with_name(path.name + f'.tmp{os.getpid()}')
     save_model(policy.model, tok, tmp)
-    try: os.replace(tmp, path)
-    except OSError:                      # another process finished the same build first: keep theirs
-        shutil.rmtree(tmp, ignore_errors=True)
-    return path
+    os.replace(tmp, path)
 
 # %% ../nbs/08_tiny.ipynb #c7a4f366
 def main(argv: list[str] | None = None):

@@ -63,7 +63,8 @@ def usage(width: int = 100) -> str:
         if own: lines += ["", f"{cls.__doc__.splitlines()[0]}"]
         for f in own:
             lines += textwrap.wrap(f"{f.metadata['help']} [default: {show(f.default)}]", width,
-                                   initial_indent=f"  --{f.name:<17} ", subsequent_indent=' ' * 22)
+                                   initial_indent=f"  --{f.name:<17} ", subsequent_indent=' ' * 22,
+                                   break_on_hyphens=False)
             seen.add(f.name)
     return "\n".join(lines)
 

@@ -43,9 +43,9 @@ def test_the_check_catches_an_upward_import(tmp_path):
     core.write_text(core.read_text() + "\n\ndef _late():\n    from nanorl.train import main  # reaches up\n")
     assert upward_imports(tmp_path) == ['core (01_core) imports train (90_train)']
 
-def test_a_cartpole_run_never_imports_transformers():
+def test_a_cartpole_run_never_imports_transformers(tmp_path):
     code = ("import sys; from nanorl.train import main; main(['--steps', '1', '--progress', 'false', '--out_dir', "
             "sys.argv[1]]); print(sorted(m for m in ('transformers', 'peft', 'datasets') if m in sys.modules))")
-    out = subprocess.run([sys.executable, '-c', code, '/tmp/nanorl-layout-test'], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, '-c', code, str(tmp_path)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == '[]'
