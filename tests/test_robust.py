@@ -182,7 +182,7 @@ def test_a_thousand_trickling_connections_do_not_starve_valid_requests(tmp_path)
     assert dropped >= 700 and 'Traceback' not in out, (stats, out[-2000:])
 
 def test_a_flooding_worker_gets_no_more_than_its_share(tmp_path):
-    "A token holder submitting junk as fast as it can, beside an honest worker (12 s): the honest one trains a third."
+    "A token holder submitting junk as fast as it can, beside an honest worker: the honest one trains a third or more."
     port = free_port()
     t, c = waiting_trainer(tmp_path, port, '--n_prompts', '16', '--max_len', '200', '--max_staleness', '1')
     junk = cartpole_batch(16, 200)
@@ -194,12 +194,12 @@ def test_a_flooding_worker_gets_no_more_than_its_share(tmp_path):
         while not stop_flood.is_set():
             sent[c.request('POST', '/batch', pack(junk, meta(c, worker='flooder')))[0] == 202] += 1
     f = threading.Thread(target=flood); f.start()
-    time.sleep(12); stop_flood.set(); f.join()
+    time.sleep(20); stop_flood.set(); f.join()
     s = c.json('/stats')
     out = stop(t); honest.communicate(timeout=60)
     by = s['by_worker']
     mine = sum(n for w, n in by.items() if w != 'flooder')
-    print(f"12 s of flooding: trained {by}; flooder sent {sum(sent)}, accepted {sent[1]}; unfair {s['unfair']}")
+    print(f"20 s of flooding: trained {by}; flooder sent {sum(sent)}, accepted {sent[1]}; unfair {s['unfair']}")
     assert s['trained'] >= 20 and mine >= s['trained'] / 3, (by, s)
     log = read_log(tmp_path / 't')
     assert sorted(set(log['worker'][1:])) == [0, 1]               # the log names the worker of every step
