@@ -219,12 +219,7 @@ def read(self: Server, conn: Conn):
             req, n = parse_head(bytes(conn.buf[:end]), self.limits)
             del conn.buf[:end + 4]
             self.hold(conn, len(conn.buf))
-            try: self.app.head(req)
-            except BadRequest: raise
-            except Exception as e:
-                print(f"{self.name}: internal error on {req.method} {req.path}: {type(e).__name__}: {e}",
-                      file=sys.stderr, flush=True)
-                raise BadRequest(500, f"internal error: {type(e).__name__}") from None
+            self.call(self.app.head, req)
             if n is None:
                 if req.method in ('POST', 'PUT', 'PATCH'):
                     raise BadRequest(411, f"{req.method} needs a Content-Length header")
@@ -253,14 +248,20 @@ def dispatch(self: Server, conn: Conn):
     self.pool.submit(self.answer, conn)
 
 @patch
+def call(self: Server, fn, req: Request):
+    "`fn(req)` of the application; any exception but `BadRequest` is a bug: one log line, then a 500."
+    try: return fn(req)
+    except BadRequest: raise
+    except Exception as e:
+        print(f"{self.name}: internal error on {req.method} {req.path}: {type(e).__name__}: {e}",
+              file=sys.stderr, flush=True)
+        raise BadRequest(500, f"internal error: {type(e).__name__}") from None
+
+@patch
 def answer(self: Server, conn: Conn):
     "On a pool thread: run the handler; the reply goes back to the I/O thread."
-    try: reply = encode_reply(*self.app.handle(conn.req))
+    try: reply = encode_reply(*self.call(self.app.handle, conn.req))
     except BadRequest as e: reply = encode_reply(e.status, {'error': str(e)})
-    except Exception as e:
-        print(f"{self.name}: internal error on {conn.req.method} {conn.req.path}: {type(e).__name__}: {e}",
-              file=sys.stderr, flush=True)
-        reply = encode_reply(500, {'error': f"internal error: {type(e).__name__}"})
     self.replies.append((conn, reply)); self.wake()
 
 # %% ../nbs/12a_httpd.ipynb #256d78bd

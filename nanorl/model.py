@@ -18,8 +18,9 @@ from .config import ConfigError, LoopConfig, check_choice, check_rules, knob
 
 # %% auto #0
 __all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'LM_EXTRA', 'LM_KNOBS', 'build_tokenizer', 'build_model', 'save_model',
-           'ModelLoadError', 'hub_reachable', 'load_pretrained', 'stop_token_ids', 'HFPolicy', 'left_pad', 'positions',
-           'join', 'add_lora', 'weights_of', 'WeightsMismatch', 'check_weights', 'load_weights', 'LMConfig']
+           'ModelLoadError', 'hub_reachable', 'first_line', 'load_pretrained', 'stop_token_ids', 'HFPolicy', 'left_pad',
+           'positions', 'join', 'add_lora', 'weights_of', 'WeightsMismatch', 'check_weights', 'load_weights',
+           'LMConfig']
 
 # %% ../nbs/06_model.ipynb #269b0322
 PAD, EOS = '<pad>', '<eos>'
@@ -68,6 +69,10 @@ def hub_reachable(timeout: float = 2.0) -> bool:
     try: socket.create_connection((host, 443), timeout=timeout).close(); return True
     except OSError: return False
 
+def first_line(e: Exception) -> str:
+    "The first line of an exception's message (at most 200 characters), or its type's name."
+    return str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+
 def load_pretrained(name_or_dir: str):
     ("Tokenizer and fp32 causal LM from a local folder, the hub's cache, or the hub (tried only when reachable), "
      "or a `ModelLoadError`.")
@@ -80,16 +85,15 @@ def load_pretrained(name_or_dir: str):
     fix = "pass a local folder with config.json and weights, or --model tiny (built offline)"
     try: tokenizer, model = load(local_files_only=True)
     except (OSError, ValueError, KeyError) as e:
-        first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
         if os.path.isdir(name_or_dir):
-            raise ModelLoadError(f"cannot load model from the folder {name_or_dir!r} ({first}); {fix}") from None
+            raise ModelLoadError(f"cannot load model from the folder {name_or_dir!r} ({first_line(e)}); "
+                                 f"{fix}") from None
         if not hub_reachable():     # fail now, not after a minute of the hub client's retries
             raise ModelLoadError(f"cannot load model {name_or_dir!r}: it is not a local folder, not in the hub's "
                                  f"cache, and the hub cannot be reached from this machine; {fix}") from None
         try: tokenizer, model = load()
         except (OSError, ValueError, KeyError) as e:
-            first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
-            raise ModelLoadError(f"cannot load model {name_or_dir!r} ({first}); pass a hub id such as "
+            raise ModelLoadError(f"cannot load model {name_or_dir!r} ({first_line(e)}); pass a hub id such as "
                                  f"Qwen/Qwen3-0.6B, or {fix.removeprefix('pass ')}") from None
     if tokenizer.pad_token_id is None: tokenizer.pad_token = tokenizer.eos_token
     return tokenizer, model
