@@ -85,11 +85,13 @@ def raw(c, method, path, body=None, headers=None):
         r = conn.getresponse(); return r.status, r.read()
     finally: conn.close()
 
-def submit_valid(c, ok):
-    "A valid batch at the trainer's current version: accepted (sampled again while the queue is too full for it)."
-    for _ in range(200):
+def submit_valid(c, ok, patience=60.0):
+    """A valid batch at the trainer's current version: accepted. It is sampled again while the queue is too full
+    for it (409), or while a worker the fuzz invented still counts as active and holds a smaller share (429)."""
+    end = time.monotonic() + patience
+    while True:
         status, msg = post(c, pack(ok, meta(c)))
-        if status != 409: break
+        if status not in (409, 429) or time.monotonic() > end: break
         time.sleep(0.05)
     assert status == 202, (status, msg)
 
