@@ -2,6 +2,7 @@
 
     python bench/async_rung.py                                     # configs/countdown_async.yaml
     python bench/async_rung.py --config configs/cartpole_async.yaml --sync_log ''
+    python bench/async_rung.py --seed 1     # seed 1's model and run, against bench/results/countdown_tiny_cpu_s1_log.csv
     python bench/async_rung.py --quick
         # CI: 1 worker, 2 steps, 8 eval problems, a 100-step SFT model; temporary folder
 
@@ -24,14 +25,19 @@ def free_port():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--config', default='configs/countdown_async.yaml')
-    ap.add_argument('--sync_log', default='bench/results/countdown_tiny_cpu_log.csv')
+    ap.add_argument('--seed', type=int, default=None, help="the trainer's seed, which also builds its tiny model "
+                                                           "(default: the config's); results go to <config>_s<seed>")
+    ap.add_argument('--sync_log', default=None, help='the sync run to compare with (default: '
+                    'bench/results/countdown_tiny_cpu_log.csv, or its _s<seed> twin with --seed; "" for none)')
     ap.add_argument('--workers', type=int, default=2)
     ap.add_argument('--quick', action='store_true',
                     help='CI smoke run: 1 worker, 2 steps (language tasks: evaluating 8 problems, on a tiny model with '
                          '100 SFT steps); results go to a temporary folder, not bench/results')
     args = ap.parse_args()
-    name, port = Path(args.config).stem, free_port()
-    cfg = from_dict(load_yaml(ROOT / args.config))
+    tag = '' if args.seed is None else f'_s{args.seed}'
+    name, port = Path(args.config).stem + tag, free_port()
+    if args.sync_log is None: args.sync_log = f'bench/results/countdown_tiny_cpu{tag}_log.csv'
+    cfg = from_dict({**load_yaml(ROOT / args.config), **({} if args.seed is None else {'seed': args.seed})})
     results, quick, n_eval = ROOT / 'bench/results', {}, cfg.n_eval
     if args.quick:
         results, args.workers = Path(tempfile.mkdtemp(prefix='bench_async_rung_')), 1
@@ -47,7 +53,7 @@ def main():
         built = subprocess.run([sys.executable, '-c', build], check=True, cwd=ROOT, env=env,
                                **(dict(stdout=subprocess.PIPE, text=True) if args.quick else {})).stdout
         if args.quick: quick['model'] = built.strip().splitlines()[-1]
-    extra = [x for k, v in quick.items() for x in (f'--{k}', str(v))]
+    extra = [x for k, v in {**quick, 'seed': cfg.seed}.items() for x in (f'--{k}', str(v))]
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         trainer = subprocess.Popen([sys.executable, '-m', 'nanorl.train', '--config', args.config, '--out_dir', tmp,
@@ -75,7 +81,9 @@ def main():
     if cfg.task != 'cartpole':
         from nanorl.lmtask import rung_report
         rows = [('async (this run)', rung_report(log, n_eval))]
-        if args.sync_log:
+        if args.sync_log and not (ROOT / args.sync_log).exists():
+            print(f"no sync run to compare with: {args.sync_log} is missing (bench/lm_rung.py writes it)")
+        elif args.sync_log:
             rows.append(('sync (bench/lm_rung.py)', rung_report(read_log_csv(ROOT / args.sync_log), cfg.n_eval)))
         probs = f"{n_eval} problems" + ('' if n_eval == cfg.n_eval else f"; the sync run: {cfg.n_eval}")
         table = [f"| held-out greedy accuracy ({probs}) | start | peak (step) | final | Fisher p, final > start |",
@@ -88,7 +96,8 @@ def main():
              f"{counters['rejected']} rejected as too stale (now or by their turn), "
              f"{counters['dropped']} dropped; mean lag {sum(lag) / len(lag):.2f} versions "
              f"(max_staleness {cfg.max_staleness}). Trainer {time_breakdown(log)}. "
-             f"Produced by `python bench/async_rung.py --config {args.config}{' --quick' if args.quick else ''}`.\n")
+             f"Produced by `python bench/async_rung.py --config {args.config}{'' if args.seed is None else f' --seed {args.seed}'}"
+             f"{' --quick' if args.quick else ''}`.\n")
     (results / f'{name}.md').write_text(text)
     print(text)
     if args.quick: print(f"(quick mode: results in {results})")

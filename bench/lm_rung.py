@@ -3,6 +3,7 @@
     python bench/lm_rung.py                         # configs/countdown_tiny_cpu.yaml
     python bench/lm_rung.py --config configs/gsm8k_tiny_cpu.yaml
     python bench/lm_rung.py --config configs/countdown_ppo_tiny_cpu.yaml --threads 1   # extra keys go to the run
+    python bench/lm_rung.py --seed 1                # the model built and trained with seed 1: *_s1 results
     python bench/lm_rung.py --quick
         # CI: 2 steps, 8 eval problems, a 100-step SFT model; results in a temporary folder
 
@@ -23,13 +24,17 @@ from nanorl.lmtask import rung_report
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--config', default='configs/countdown_tiny_cpu.yaml')
-    ap.add_argument('--label', default=None, help='name of the results files (default: the config file name)')
+    ap.add_argument('--label', default=None,
+                    help='name of the results files (default: the config file name, with _s<seed> if --seed is given)')
+    ap.add_argument('--seed', type=int, default=None, help="the run's seed, which also builds its tiny model "
+                                                           "(default: the config's)")
     ap.add_argument('--quick', action='store_true',
                     help='CI smoke run: the same run for 2 steps (evaluating 8 problems) on '
                          'a tiny model with 100 SFT steps; results go to a temporary folder, not bench/results')
     args, extra = ap.parse_known_args()      # anything else goes to nanorl.train, e.g. --threads 1
-    name = args.label or Path(args.config).stem
-    cfg = from_dict(load_yaml(ROOT / args.config))
+    name = args.label or Path(args.config).stem + ('' if args.seed is None else f'_s{args.seed}')
+    if args.seed is not None: extra = ['--seed', str(args.seed), *extra]
+    cfg = from_dict({**load_yaml(ROOT / args.config), **({} if args.seed is None else {'seed': args.seed})})
     results = Path(tempfile.mkdtemp(prefix='bench_lm_rung_')) if args.quick else ROOT / 'bench/results'
     build = f"from nanorl.tiny import tiny_model; print(tiny_model({cfg.task!r}, {cfg.seed}))"
     if args.quick:
@@ -43,7 +48,7 @@ def main():
     if args.quick:
         quick = {'model': built_path.strip().splitlines()[-1], 'steps': 2, 'eval_every': 2, 'n_eval': 8}
         extra = [*extra, *(x for k, v in quick.items() for x in (f'--{k}', str(v)))]
-        cfg = from_dict({**load_yaml(ROOT / args.config), **quick})
+        cfg = from_dict({**load_yaml(ROOT / args.config), 'seed': cfg.seed, **quick})
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, '-m', 'nanorl.train', '--config', args.config, *extra, '--out_dir', tmp, '--name', name]
         t0 = time.perf_counter()

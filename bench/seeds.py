@@ -1,0 +1,124 @@
+"""Language rungs over several seeds from an empty cache: median and range of start, final and p; sync against async.
+
+    python bench/seeds.py                  # GRPO sync (bench/lm_rung.py) and async (bench/async_rung.py), seeds 0 1 2
+    python bench/seeds.py --seeds 3 --runs lm_rung:configs/countdown_tiny_cpu.yaml
+    python bench/seeds.py --summarize      # only rewrite bench/results/seeds.md from the kept logs
+
+Each seed builds its own tiny model (chapter 08: the seed shapes the model, its SFT warm-up and the held-out problems)
+into a fresh, empty NANORL_CACHE (timed), then runs each bench with `--seed`; the benches keep their logs as
+bench/results/<config>_s<seed>_log.csv. The summary reads those logs, so seeds can be run in several sittings.
+bench/results/seeds.json keeps the build times and the machine of each seed.
+"""
+import argparse, json, os, platform, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from nanorl.train import from_dict, load_yaml, read_log
+from nanorl.tasks import fisher_exact
+from nanorl.lmtask import rung_report
+
+RESULTS = ROOT / 'bench/results'
+RUNS = ['lm_rung:configs/countdown_tiny_cpu.yaml', 'async_rung:configs/countdown_async.yaml']
+
+def machine() -> str:
+    "The CPU's name, whether it has AVX2 and AVX-512, the kernels torch picked, and the core count."
+    import torch
+    info = Path('/proc/cpuinfo').read_text() if Path('/proc/cpuinfo').exists() else ''
+    name = next((l.split(':', 1)[1].strip() for l in info.splitlines() if l.startswith('model name')),
+                platform.processor() or 'unknown CPU')
+    flags = set(next((l.split(':', 1)[1].split() for l in info.splitlines() if l.startswith('flags')), []))
+    has = ', '.join(f"{f} {'yes' if f in flags else 'no'}" for f in ('avx2', 'avx512f'))
+    return (f"{name}, {os.cpu_count()} cores ({has}); torch {torch.__version__} "
+            f"kernels {torch.backends.cpu.get_cpu_capability()}")
+
+def spread(xs: list, fmt: str = '{:.3f}') -> str:
+    "Median and range: '0.074 (0.055 to 0.098)'."
+    xs = sorted(xs)
+    m = fmt.format(statistics.median(xs))
+    return m if len(xs) == 1 else f"{m} ({fmt.format(xs[0])} to {fmt.format(xs[-1])})"
+
+def run_seed(seed: int, runs: list, cache: Path, book: dict):
+    cfgs = [from_dict({**load_yaml(ROOT / r.split(':', 1)[1]), 'seed': seed}) for r in runs]
+    env = {**os.environ, 'NANORL_CACHE': str(cache)}
+    builds = {}
+    for task in dict.fromkeys(c.task for c in cfgs):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, '-m', 'nanorl.tiny', task, '--seed', str(seed)], check=True, cwd=ROOT, env=env)
+        builds[task] = time.perf_counter() - t0
+    book['seeds'][str(seed)] = {'machine': machine(), 'build_s': builds, 'cache': 'empty at the start'}
+    (RESULTS / 'seeds.json').write_text(json.dumps(book, indent=1) + '\n')
+    for r in runs:
+        bench, config = r.split(':', 1)
+        subprocess.run([sys.executable, f'bench/{bench}.py', '--config', config, '--seed', str(seed)],
+                       check=True, cwd=ROOT, env=env)
+
+def row(config: str, seeds: list) -> tuple[str, dict]:
+    "One config's line of the summary, and each seed's report."
+    cfg = from_dict(load_yaml(ROOT / config))
+    reps = {}
+    for s in seeds:
+        path = RESULTS / f'{Path(config).stem}_s{s}_log.csv'
+        if path.exists():
+            log = read_log(path)
+            reps[s] = {**rung_report(log, cfg.n_eval), 'wall_min': log['wall_time'][-1] / 60}
+    if not reps: return f"| `{config}` | not run | | | | | |", reps
+    col = lambda k, fmt='{:.3f}': spread([r[k] for r in reps.values()], fmt)
+    return (f"| `{config}` | {', '.join(map(str, reps))} | {col('start')} | {col('final')} | {col('peak')} | "
+            f"{col('p_final', '{:.2g}')} | {col('wall_min', '{:.1f}')} |"), reps
+
+def paired(sync: dict, asyn: dict, n: int) -> str:
+    "Final accuracy of sync and async runs of the same seeds, and Fisher's two-sided p on the pooled counts."
+    both = sorted(set(sync) & set(asyn))
+    if not both: return ''
+    lines = ["| seed | start | sync final | async final | async - sync |", "|---|---|---|---|---|"]
+    lines += [f"| {s} | {sync[s]['start']:.3f} | {sync[s]['final']:.3f} | {asyn[s]['final']:.3f} | "
+              f"{asyn[s]['final'] - sync[s]['final']:+.3f} |" for s in both]
+    k = lambda reps: sum(round(reps[s]['final'] * n) for s in both)
+    p = fisher_exact(k(sync), n * len(both), k(asyn), n * len(both), alternative='two-sided')
+    lines.append(f"\nPooled over seeds {', '.join(map(str, both))}: sync {k(sync)} of {n * len(both)} held-out problems "
+                 f"solved at the end, async {k(asyn)}; Fisher's two-sided p = {p:.2g}. Median of the per-seed "
+                 f"differences: {statistics.median(asyn[s]['final'] - sync[s]['final'] for s in both):+.3f}.")
+    return '\n'.join(lines)
+
+def summarize(runs: list, seeds: list, book: dict) -> str:
+    lines = ["| config | seeds | held-out start | final | peak | p, final > start | training wall min |",
+             "|---|---|---|---|---|---|---|"]
+    reps = {}
+    for r in runs:
+        config = r.split(':', 1)[1]
+        line, reps[config] = row(config, seeds)
+        lines.append(line)
+    builds = [b for s in seeds if str(s) in book['seeds'] for b in book['seeds'][str(s)]['build_s'].values()]
+    machines = sorted({book['seeds'][str(s)]['machine'] for s in seeds if str(s) in book['seeds']})
+    built = (f"Building each seed's tiny model from an empty NANORL_CACHE took {spread([b / 60 for b in builds], '{:.1f}')}"
+             f" min. " if builds else '')
+    text = '\n'.join(lines) + (
+        f"\n\nMedian (min to max) over seeds; held-out greedy accuracy on 256 problems (the seed picks them); "
+        f"Fisher's one-sided p of final > start; wall time of the training loop from the log. "
+        f"{built}Machine: {'; '.join(machines) or machine()}. Produced by `python bench/seeds.py --seeds "
+        f"{' '.join(map(str, seeds))} --runs {' '.join(runs)}`.\n")
+    configs = list(reps)
+    if len(configs) == 2 and all(reps.values()):
+        n = from_dict(load_yaml(ROOT / configs[0])).n_eval
+        text += f"\nSync (`{configs[0]}`) against async (`{configs[1]}`), seed by seed:\n\n"
+        text += paired(reps[configs[0]], reps[configs[1]], n) + '\n'
+    return text
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
+    ap.add_argument('--runs', nargs='+', default=RUNS, help='bench:config pairs, run in this order for every seed')
+    ap.add_argument('--summarize', action='store_true', help='run nothing; rewrite the summary from the kept logs')
+    args = ap.parse_args()
+    book_path = RESULTS / 'seeds.json'
+    book = json.loads(book_path.read_text()) if book_path.exists() else {'seeds': {}}
+    if not args.summarize:
+        for seed in args.seeds:
+            with tempfile.TemporaryDirectory(prefix='nanorl_cache_') as cache:
+                run_seed(seed, args.runs, Path(cache), book)
+    text = summarize(args.runs, args.seeds, book)
+    (RESULTS / 'seeds.md').write_text(text)
+    print(text)
+
+if __name__ == '__main__': main()
