@@ -2,7 +2,7 @@
 
     python bench/async_rung.py                                     # configs/countdown_async.yaml
     python bench/async_rung.py --config configs/cartpole_async.yaml --sync_log ''
-    python bench/async_rung.py --seed 1     # seed 1's model and run, against bench/results/countdown_tiny_cpu_s1_log.csv
+    python bench/async_rung.py --seed 1     # seed 1, against bench/results/countdown_tiny_cpu_s1_log.csv
     python bench/async_rung.py --quick
         # CI: 1 worker, 2 steps, 8 eval problems, a 100-step SFT model; temporary folder
 
@@ -96,8 +96,8 @@ def main():
              f"{counters['rejected']} rejected as too stale (now or by their turn), "
              f"{counters['dropped']} dropped; mean lag {sum(lag) / len(lag):.2f} versions "
              f"(max_staleness {cfg.max_staleness}). Trainer {time_breakdown(log)}. "
-             f"Produced by `python bench/async_rung.py --config {args.config}{'' if args.seed is None else f' --seed {args.seed}'}"
-             f"{' --quick' if args.quick else ''}`.\n")
+             f"Produced by `python bench/async_rung.py --config {args.config}"
+             f"{'' if args.seed is None else f' --seed {args.seed}'}{' --quick' if args.quick else ''}`.\n")
     (results / f'{name}.md').write_text(text)
     print(text)
     if args.quick: print(f"(quick mode: results in {results})")

@@ -76,8 +76,8 @@ def paired(sync: dict, asyn: dict, n: int) -> str:
               f"{asyn[s]['final'] - sync[s]['final']:+.3f} |" for s in both]
     k = lambda reps: sum(round(reps[s]['final'] * n) for s in both)
     p = fisher_exact(k(sync), n * len(both), k(asyn), n * len(both), alternative='two-sided')
-    lines.append(f"\nPooled over seeds {', '.join(map(str, both))}: sync {k(sync)} of {n * len(both)} held-out problems "
-                 f"solved at the end, async {k(asyn)}; Fisher's two-sided p = {p:.2g}. Median of the per-seed "
+    lines.append(f"\nPooled over seeds {', '.join(map(str, both))}: sync {k(sync)} of {n * len(both)} held-out "
+                 f"problems solved at the end, async {k(asyn)}; Fisher's two-sided p = {p:.2g}. Median of the per-seed "
                  f"differences: {statistics.median(asyn[s]['final'] - sync[s]['final'] for s in both):+.3f}.")
     return '\n'.join(lines)
 
@@ -91,8 +91,8 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
         lines.append(line)
     builds = [b for s in seeds if str(s) in book['seeds'] for b in book['seeds'][str(s)]['build_s'].values()]
     machines = sorted({book['seeds'][str(s)]['machine'] for s in seeds if str(s) in book['seeds']})
-    built = (f"Building each seed's tiny model from an empty NANORL_CACHE took {spread([b / 60 for b in builds], '{:.1f}')}"
-             f" min. " if builds else '')
+    took = spread([b / 60 for b in builds], '{:.1f}') if builds else ''
+    built = f"Building each seed's tiny model from an empty NANORL_CACHE took {took} min. " if builds else ''
     text = '\n'.join(lines) + (
         f"\n\nMedian (min to max) over seeds; held-out greedy accuracy on 256 problems (the seed picks them); "
         f"Fisher's one-sided p of final > start; wall time of the training loop from the log. "
