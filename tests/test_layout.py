@@ -7,6 +7,7 @@ from pathlib import Path
 import nanorl
 
 PKG = Path(nanorl.__file__).parent
+ROOT = Path(__file__).resolve().parent.parent
 
 def chapter_of(path: Path) -> str:
     m = re.search(r'File to edit: \.\./nbs/(\S+?)\.ipynb', path.read_text())
@@ -49,3 +50,9 @@ def test_a_cartpole_run_never_imports_transformers(tmp_path):
     out = subprocess.run([sys.executable, '-c', code, str(tmp_path)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == '[]'
+
+def test_the_docs_sidebar_lists_every_notebook_once():
+    "The site's sidebar (`_quarto.yml`) names each notebook in nbs/ exactly once, and nothing that is not there."
+    listed = re.findall(r'^\s*- (\S+\.ipynb)\s*$', (ROOT / '_quarto.yml').read_text(), re.M)
+    have = sorted(p.name for p in (ROOT / 'nbs').glob('*.ipynb'))
+    assert sorted(listed) == have, (sorted(set(listed) ^ set(have)), [n for n in listed if listed.count(n) > 1])
