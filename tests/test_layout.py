@@ -56,3 +56,16 @@ def test_the_docs_sidebar_lists_every_notebook_once():
     listed = re.findall(r'^\s*- (\S+\.ipynb)\s*$', (ROOT / '_quarto.yml').read_text(), re.M)
     have = sorted(p.name for p in (ROOT / 'nbs').glob('*.ipynb'))
     assert sorted(listed) == have, (sorted(set(listed) ^ set(have)), [n for n in listed if listed.count(n) > 1])
+
+def test_every_link_between_notebooks_points_at_a_notebook():
+    """Markdown links from one notebook to another (`[chapter 05c](05c_train.ipynb)`) name files that exist in nbs/.
+    index.ipynb is also README.md, at the repository's root, so its links start from there (`nbs/01_core.ipynb`)."""
+    import json
+    dead = []
+    for nb in sorted((ROOT / 'nbs').glob('*.ipynb')):
+        for cell in json.loads(nb.read_text())['cells']:
+            if cell['cell_type'] != 'markdown': continue
+            for target in re.findall(r'\]\(([^)\s#]+\.ipynb)(?:#[^)]*)?\)', ''.join(cell['source'])):
+                base = ROOT if nb.name == 'index.ipynb' else nb.parent
+                if not (base / target).resolve().is_file(): dead.append(f"{nb.name}: {target}")
+    assert not dead, dead
