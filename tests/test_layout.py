@@ -2,7 +2,7 @@
 
 A module's chapter is the notebook that nbdev wrote it from (the `File to edit: ../nbs/NN_name.ipynb` line at its
 top); notebooks are read in the order of their file names, which is the numbering of the chapters."""
-import ast, re, subprocess, sys
+import ast, json, re, subprocess, sys
 from pathlib import Path
 import nanorl
 
@@ -60,7 +60,6 @@ def test_the_docs_sidebar_lists_every_notebook_once():
 def test_every_link_between_notebooks_points_at_a_notebook():
     """Markdown links from one notebook to another (`[chapter 05c](05c_train.ipynb)`) name files that exist in nbs/.
     index.ipynb is also README.md, at the repository's root, so its links start from there (`nbs/01_core.ipynb`)."""
-    import json
     dead = []
     for nb in sorted((ROOT / 'nbs').glob('*.ipynb')):
         for cell in json.loads(nb.read_text())['cells']:
