@@ -85,7 +85,8 @@ def main():
             print(f"no sync run to compare with: {args.sync_log} is missing (bench/lm_rung.py writes it)")
         elif args.sync_log:
             rows.append(('sync (bench/lm_rung.py)', rung_report(read_log_csv(ROOT / args.sync_log), cfg.n_eval)))
-        probs = f"{n_eval} problems" + ('' if n_eval == cfg.n_eval or len(rows) == 1 else f"; the sync run: {cfg.n_eval}")
+        same = n_eval == cfg.n_eval or len(rows) == 1
+        probs = f"{n_eval} problems" + ('' if same else f"; the sync run: {cfg.n_eval}")
         table = [f"| held-out greedy accuracy ({probs}) | start | peak (step) | final | Fisher p, final > start |",
                  '|---|---|---|---|---|']
         table += [f"| {n} | {r['start']:.3f} | {r['peak']:.3f} ({r['peak_step']}) | {r['final']:.3f} | "
