@@ -46,7 +46,11 @@ def run_seed(seed: int, runs: list, cache: Path, book: dict):
         t0 = time.perf_counter()
         subprocess.run([sys.executable, '-m', 'nanorl.tiny', task, '--seed', str(seed)], check=True, cwd=ROOT, env=env)
         builds[task] = time.perf_counter() - t0
-    book['seeds'][str(seed)] = {'machine': machine(), 'build_s': builds, 'cache': 'empty at the start'}
+    kept = book['seeds'].setdefault(str(seed), {'build_s': {}})
+    for task, t in builds.items():   # one list per task: every sitting's build from an empty cache is kept
+        old = kept['build_s'].get(task, [])
+        kept['build_s'][task] = (old if isinstance(old, list) else [old]) + [t]
+    kept.update(machine=machine(), cache='empty at the start of every sitting')
     (RESULTS / 'seeds.json').write_text(json.dumps(book, indent=1) + '\n')
     for r in runs:
         bench, config = r.split(':', 1)
@@ -89,7 +93,8 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
         config = r.split(':', 1)[1]
         line, reps[config] = row(config, seeds)
         lines.append(line)
-    builds = [b for s in seeds if str(s) in book['seeds'] for b in book['seeds'][str(s)]['build_s'].values()]
+    builds = [b for s in seeds if str(s) in book['seeds'] for bs in book['seeds'][str(s)]['build_s'].values()
+              for b in (bs if isinstance(bs, list) else [bs])]
     machines = sorted({book['seeds'][str(s)]['machine'] for s in seeds if str(s) in book['seeds']})
     took = spread([b / 60 for b in builds], '{:.1f}') if builds else ''
     built = f"Building each seed's tiny model from an empty NANORL_CACHE took {took} min. " if builds else ''
