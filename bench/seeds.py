@@ -57,8 +57,8 @@ def run_seed(seed: int, runs: list, cache: Path, book: dict):
         subprocess.run([sys.executable, f'bench/{bench}.py', '--config', config, '--seed', str(seed)],
                        check=True, cwd=ROOT, env=env)
 
-def row(config: str, seeds: list) -> tuple[str, dict]:
-    "One config's line of the summary, and each seed's report."
+def reports(config: str, seeds: list) -> dict:
+    "Each seed's rung report of `config` (start, final, peak, p, wall minutes), from the kept logs; missing seeds left out."
     cfg = from_dict(load_yaml(ROOT / config))
     reps = {}
     for s in seeds:
@@ -66,10 +66,18 @@ def row(config: str, seeds: list) -> tuple[str, dict]:
         if path.exists():
             log = read_log(path)
             reps[s] = {**rung_report(log, cfg.n_eval), 'wall_min': log['wall_time'][-1] / 60}
-    if not reps: return f"| `{config}` | not run | | | | | |", reps
+    return reps
+
+def columns(reps: dict) -> str:
+    "Median (range) over seeds of start, final, peak, p and wall minutes, as table cells."
     col = lambda k, fmt='{:.3f}': spread([r[k] for r in reps.values()], fmt)
-    return (f"| `{config}` | {', '.join(map(str, reps))} | {col('start')} | {col('final')} | {col('peak')} | "
-            f"{col('p_final', '{:.2g}')} | {col('wall_min', '{:.1f}')} |"), reps
+    return f"{col('start')} | {col('final')} | {col('peak')} | {col('p_final', '{:.2g}')} | {col('wall_min', '{:.1f}')}"
+
+def row(config: str, seeds: list) -> tuple[str, dict]:
+    "One config's line of the summary, and each seed's report."
+    reps = reports(config, seeds)
+    if not reps: return f"| `{config}` | not run | | | | | |", reps
+    return f"| `{config}` | {', '.join(map(str, reps))} | {columns(reps)} |", reps
 
 def paired(sync: dict, asyn: dict, n: int) -> str:
     "Final accuracy of sync and async runs of the same seeds, and Fisher's two-sided p on the pooled counts."
@@ -103,11 +111,12 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
         f"Fisher's one-sided p of final > start; wall time of the training loop from the log. "
         f"{built}Machine: {'; '.join(machines) or machine()}. Produced by `python bench/seeds.py --seeds "
         f"{' '.join(map(str, seeds))} --runs {' '.join(runs)}`.\n")
-    configs = list(reps)
-    if len(configs) == 2 and all(reps.values()):
-        n = from_dict(load_yaml(ROOT / configs[0])).n_eval
-        text += f"\nSync (`{configs[0]}`) against async (`{configs[1]}`), seed by seed:\n\n"
-        text += paired(reps[configs[0]], reps[configs[1]], n) + '\n'
+    benches = {r.split(':', 1)[0]: r.split(':', 1)[1] for r in reversed(runs)}   # the first run of each bench
+    sync, asyn = benches.get('lm_rung'), benches.get('async_rung')
+    if sync and asyn and reps[sync] and reps[asyn]:
+        n = from_dict(load_yaml(ROOT / sync)).n_eval
+        text += f"\nSync (`{sync}`) against async (`{asyn}`), seed by seed:\n\n"
+        text += paired(reps[sync], reps[asyn], n) + '\n'
     return text
 
 def main():
