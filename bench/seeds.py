@@ -58,7 +58,7 @@ def run_seed(seed: int, runs: list, cache: Path, book: dict):
                        check=True, cwd=ROOT, env=env)
 
 def reports(config: str, seeds: list) -> dict:
-    "Each seed's rung report of `config` (start, final, peak, p, wall minutes), from the kept logs; missing seeds left out."
+    "Each seed's rung report of `config` (start, final, peak, p, wall minutes) from the kept logs, if any."
     cfg = from_dict(load_yaml(ROOT / config))
     reps = {}
     for s in seeds:

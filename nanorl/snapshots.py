@@ -26,7 +26,7 @@ class TrustConfig(PrefConfig):
     sampler_dtype: str = knob('', "precision the sampler computes in: float32 or bfloat16; '' = dtype")
     old_logp: str = knob('recompute', "where old_logp comes from: recompute (by the trainer, under the weights that "
                                       "sampled) or sampler")
-    tis_cap: typing.Optional[float] = knob(None, "truncated importance sampling against the sampler's logprobs, "
+    tis_cap: float | None = knob(None, "truncated importance sampling against the sampler's logprobs, "
                                                  "weights capped at this; None = off")
 
     def check(self):

@@ -42,7 +42,7 @@ def test_the_check_catches_an_upward_import(tmp_path):
     for p in PKG.glob('*.py'): (tmp_path / p.name).write_text(p.read_text())
     core = tmp_path / 'core.py'
     core.write_text(core.read_text() + "\n\ndef _late():\n    from nanorl.train import main  # reaches up\n")
-    assert upward_imports(tmp_path) == ['core (01_core) imports train (90_train)']
+    assert upward_imports(tmp_path) == ['core (01_core) imports train (90_cli)']
 
 def test_a_cartpole_run_never_imports_transformers(tmp_path):
     code = ("import sys; from nanorl.train import main; main(['--steps', '1', '--progress', 'false', '--out_dir', "
@@ -68,3 +68,32 @@ def test_every_link_between_notebooks_points_at_a_notebook():
                 base = ROOT if nb.name == 'index.ipynb' else nb.parent
                 if not (base / target).resolve().is_file(): dead.append(f"{nb.name}: {target}")
     assert not dead, dead
+
+def docs_build_runs(nb: Path) -> list[str]:
+    "Cells that nbdev's docs pre-processing would run beyond imports, exports and show_doc: the start of each."
+    import warnings
+    from nbdev.process import NBProcessor
+    from nbdev.processors import _do_eval
+    out = []
+    for i, c in enumerate(NBProcessor(nb, procs=[]).nb.cells):   # the processor parses each cell's directives
+        if c.cell_type != 'code' or not c.source.strip(): continue
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')   # nbdev warns about exactly the cells this test reports
+            runs = _do_eval(c)
+        if not runs or c.directives_.keys() & {'export', 'exports', 'exporti', 'exec_doc'}: continue
+        body = ast.parse(c.source).body
+        if not all(isinstance(t, (ast.Import, ast.ImportFrom)) or (isinstance(t, ast.Expr) and isinstance(
+                t.value, ast.Call) and getattr(t.value.func, 'id', '') == 'show_doc') for t in body):
+            out.append(f"{nb.name} cell {i}: {c.source.strip().splitlines()[-1][:60]}")
+    return out
+
+def test_the_docs_build_runs_no_chapter_code():
+    "An import beside other code would run that code (or fail with a NameError) when nbdev builds the docs."
+    assert [r for nb in sorted((ROOT / 'nbs').glob('*.ipynb')) for r in docs_build_runs(nb)] == []
+
+def test_the_docs_check_catches_an_import_beside_code(tmp_path):
+    nb = {'cells': [{'cell_type': 'code', 'metadata': {}, 'outputs': [], 'execution_count': None,
+                     'source': 'import math\ntrain_for_an_hour(math.pi)'}], 'metadata': {}, 'nbformat': 4,
+          'nbformat_minor': 5}
+    (tmp_path / 'x.ipynb').write_text(json.dumps(nb))
+    assert docs_build_runs(tmp_path / 'x.ipynb') == ['x.ipynb cell 0: train_for_an_hour(math.pi)']

@@ -15,10 +15,13 @@ ROOT = Path(__file__).resolve().parent.parent
 NB, README = ROOT / 'nbs/index.ipynb', ROOT / 'README.md'
 INCLUDE = re.compile(r'\{\{<\s*include\s+(\S+)\s*>\}\}')
 
+def expand_includes(text: str, base: Path = NB.parent) -> str:
+    "Replace each Quarto include shortcode with the text of the file it names (relative to `base`)."
+    return INCLUDE.sub(lambda m: (base / m.group(1)).read_text().strip(), text)
+
 def cell_text(cell) -> str | None:
     src = ''.join(cell['source'])
-    if cell['cell_type'] == 'markdown':
-        return INCLUDE.sub(lambda m: (NB.parent / m.group(1)).read_text().strip(), src)
+    if cell['cell_type'] == 'markdown': return expand_includes(src)
     lines = src.splitlines()
     if any(l.strip() in ('#| hide', '#|hide') for l in lines): return None
     code = '\n'.join(l for l in lines if not l.startswith('#|')).strip()

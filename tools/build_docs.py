@@ -1,0 +1,192 @@
+"""Build the docs site offline, without Quarto: nbdev's pre-processing, then pandoc with a local KaTeX.
+
+    python tools/build_docs.py                 # nbdev's pre-processing into _proc/, then the site into _site/
+    python tools/build_docs.py --no-proc       # reuse _proc/ (after a notebook change, run without it)
+    python tools/build_docs.py --out DIR       # the site elsewhere
+
+The published site is Quarto's (`nbdev_docs` on a machine that has Quarto, from `_quarto.yml`); this script makes
+the same pages from the same pre-processed notebooks so that a machine without Quarto can build and check them
+(`tests/test_docs.py` opens every page in headless Chromium). Pages come in `_quarto.yml`'s sidebar order, each
+named as Quarto names it (`output-file` in the notebook's front matter), with links between notebooks pointing at
+those pages and links to other files of the repository pointing at the repository on GitHub. Math is typeset in
+the browser by KaTeX copied from a local folder (Debian's `libjs-katex`), so the site needs no network.
+Needs `pandoc` (Debian's `pandoc`).
+"""
+import argparse, base64, configparser, json, re, shutil, subprocess, sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / 'tools'))
+from make_readme import expand_includes
+
+KATEX_DIRS = [Path('/usr/share/javascript/katex'), Path('/usr/share/nodejs/katex/dist')]
+LINK = re.compile(r'(\]\()([^)\s]+)(\))')
+STYLE = """body { max-width: 72rem; margin: 0 auto; padding: 1rem 1.5rem; display: grid;
+  grid-template-columns: 15rem 1fr; gap: 2rem; font: 16px/1.5 system-ui, sans-serif; color: #222; }
+nav.sidebar { font-size: 0.9rem; position: sticky; top: 1rem; align-self: start; max-height: 95vh; overflow-y: auto; }
+nav.sidebar ul { list-style: none; padding-left: 0.8rem; } nav.sidebar .current { font-weight: bold; }
+main { min-width: 0; } pre { background: #f6f8fa; padding: 0.6rem; overflow-x: auto; font-size: 0.85rem; }
+pre.output { background: #fff; border-left: 3px solid #ddd; } table { border-collapse: collapse; font-size: 0.9rem; }
+td, th { border: 1px solid #ddd; padding: 0.2rem 0.5rem; } img { max-width: 100%; }
+p.subtitle { font-style: italic; color: #555; }
+"""
+
+def sidebar(quarto: Path) -> list:
+    "(section or None, notebook name) in the order of `_quarto.yml`'s sidebar."
+    def walk(items, section=None):
+        for it in items:
+            if isinstance(it, str): yield section, it
+            else: yield from walk(it.get('contents', []), it.get('section'))
+    return list(walk(yaml.safe_load(quarto.read_text())['website']['sidebar']['contents']))
+
+def front_matter(nb: dict) -> tuple[dict, list]:
+    "The YAML front matter nbdev puts in a raw first cell (title, description, output-file), and the other cells."
+    cells = nb['cells']
+    if cells and cells[0]['cell_type'] == 'raw' and ''.join(cells[0]['source']).startswith('---'):
+        return yaml.safe_load(''.join(cells[0]['source']).strip().strip('-')) or {}, cells[1:]
+    return {}, cells
+
+def directives(src: str) -> tuple[dict, str]:
+    "Quarto's `#| key: value` lines of a code cell, and the code without them."
+    lines = src.split('\n')
+    dirs = {}
+    while lines and lines[0].startswith('#|'):
+        k, _, v = lines.pop(0)[2:].partition(':')
+        dirs[k.strip()] = v.strip()
+    return dirs, '\n'.join(lines).strip()
+
+def fence(text: str, cls: str = '') -> str:
+    "A fenced block long enough to hold any backticks in `text`."
+    ticks = '`' * max(3, max((len(m) for m in re.findall(r'`+', text)), default=0) + 1)
+    return f"{ticks}{cls}\n{text.rstrip()}\n{ticks}"
+
+def output_md(out: dict, save_image) -> str:
+    "One stored output as markdown: figures as image files, markdown as is, anything else as text."
+    kind = out['output_type']
+    if kind == 'stream': return fence(''.join(out['text']), ' {.output}')
+    if kind == 'error': return fence('\n'.join(out.get('traceback', [])), ' {.output}')
+    data = out.get('data', {})
+    if 'image/png' in data: return f"![]({save_image(base64.b64decode(''.join(data['image/png'])))})"
+    if 'text/markdown' in data:
+        return ''.join(data['text/markdown'])
+    if 'text/html' in data: return fence(''.join(data['text/html']), '{=html}')
+    if 'text/plain' in data: return fence(''.join(data['text/plain']), ' {.output}')
+    return ''
+
+class Site:
+    "Pages of one build: which notebook becomes which page, and how a link from a notebook reads on the site."
+    def __init__(self, nbs: Path, pages: dict, git_url: str, doc_url: str = ''):
+        self.nbs, self.pages, self.git_url, self.doc_url = nbs, pages, git_url.rstrip('/'), doc_url.rstrip('/')
+
+    def link(self, target: str, base: Path) -> str:
+        "A markdown link target from a notebook whose links are relative to `base`, as it reads on the site."
+        if re.match(r'[a-z]+:', target) or target.startswith('#'): return target
+        path, _, anchor = target.partition('#')
+        full = (base / path).resolve()
+        in_nbs = full.parent in (self.nbs.resolve(), (ROOT / 'nbs').resolve())
+        if full.suffix == '.ipynb' and in_nbs:   # a notebook the site lacks keeps a page name, and reads as dead
+            return self.pages.get(full.name, full.stem + '.html') + (f'#{anchor}' if anchor else '')
+        try: rel = full.relative_to(ROOT)
+        except ValueError: return target
+        return f"{self.git_url}/blob/main/{rel.as_posix()}" + (f'#{anchor}' if anchor else '')
+
+    def markdown(self, name: str, cells: list, base: Path, save_image) -> str:
+        "The page's markdown: markdown cells with includes expanded and links rewritten, code and its outputs."
+        parts = []
+        for c in cells:
+            src = ''.join(c['source'])
+            if c['cell_type'] == 'markdown':
+                text = expand_includes(src, self.nbs)
+                parts.append(LINK.sub(lambda m: m[1] + self.link(m[2], base) + m[3], text))
+            elif c['cell_type'] == 'code':
+                dirs, code = directives(src)
+                if 'hide' in dirs or dirs.get('include') == 'false': continue
+                if code and dirs.get('echo') != 'false': parts.append(fence(code, 'python'))
+                if dirs.get('output') != 'false':
+                    parts += [o for o in (output_md(o, save_image) for o in c.get('outputs', [])) if o]
+        md = '\n\n'.join(parts) + '\n'
+        # nbdev links names to their API entry on the published site; here they point at this build's own pages
+        return md.replace(self.doc_url + '/', '') if self.doc_url else md
+
+def nav_html(order: list, pages: dict, titles: dict, current: str) -> str:
+    items, section = [], None
+    for sec, nb in order:
+        if sec != section:
+            if section: items.append('</ul></li>')
+            if sec: items.append(f'<li>{sec}<ul>')
+            section = sec
+        cls = ' class="current"' if nb == current else ''
+        items.append(f'<li><a href="{pages[nb]}"{cls}>{titles[nb]}</a></li>')
+    if section: items.append('</ul></li>')
+    return '<nav class="sidebar"><ul>' + ''.join(items) + '</ul></nav>\n'
+
+def render(md: str, meta: dict, nav: str, out: Path, work: Path):
+    "One page through pandoc: standalone HTML5, the table of contents, KaTeX from the site's own katex/ folder."
+    src, before = work / (out.stem + '.md'), work / (out.stem + '.nav.html')
+    head = {'title': meta.get('title', out.stem), 'subtitle': meta.get('description', ''), 'pagetitle':
+            meta.get('title', out.stem)}
+    src.write_text('---\n' + yaml.safe_dump(head, allow_unicode=True) + '---\n\n' + md)
+    before.write_text(nav + '<main>\n')
+    after = work / 'after.html'; after.write_text('</main>\n')
+    # raw_tex off: pandoc would drop TeX written outside $...$ from the page without a word; kept, the check sees it
+    subprocess.run(['pandoc', str(src), '-f', 'markdown-raw_tex', '-t', 'html5', '-s', '--katex=katex/', '--toc',
+                    '--toc-depth=2', '-c', 'site.css', '--include-before-body', str(before),
+                    '--include-after-body', str(after), '-o', str(out)], check=True)
+
+def katex_dir(given: str | None) -> Path:
+    for d in ([Path(given)] if given else KATEX_DIRS):
+        if (d / 'katex.min.js').exists(): return d
+    sys.exit("build_docs: no local KaTeX found (looked in " + ', '.join(map(str, KATEX_DIRS)) + "); install Debian's "
+             "libjs-katex (apt-get install libjs-katex) or pass --katex DIR, a folder with katex.min.js")
+
+def build(out: Path, proc: bool = True, katex: str | None = None, notebooks: Path | None = None) -> list:
+    "Build the site into `out`; returns the pages written. `notebooks` overrides `_proc` (for tests)."
+    if shutil.which('pandoc') is None: sys.exit("build_docs: pandoc is missing; install it (apt-get install pandoc)")
+    kdir = katex_dir(katex)
+    if proc and notebooks is None:
+        from nbdev.serve import proc_nbs   # what nbdev_proc_nbs runs, without its Quarto install and pip install -e
+        proc_nbs(ROOT / 'nbs', n_workers=2)
+    src = notebooks or ROOT / '_proc'
+    cfg = configparser.ConfigParser(); cfg.read(ROOT / 'settings.ini')
+    order = sidebar(src / '_quarto.yml') if (src / '_quarto.yml').exists() else \
+        [(None, p.name) for p in sorted(src.glob('*.ipynb'))]
+    nbs = {name: json.loads((src / name).read_text()) for _, name in order}
+    metas = {name: front_matter(nb)[0] for name, nb in nbs.items()}
+    pages = {name: m.get('output-file', Path(name).stem + '.html') for name, m in metas.items()}
+    clash = {p: [n for n in pages if pages[n] == p] for p in pages.values() if list(pages.values()).count(p) > 1}
+    if clash: sys.exit("build_docs: notebooks that become the same page (Quarto names a page after the notebook "
+                       "without its number): " + '; '.join(f"{' and '.join(ns)} -> {p}" for p, ns in clash.items()) +
+                       "; rename one")
+    titles = {name: m.get('title', name) for name, m in metas.items()}
+    d = cfg['DEFAULT']
+    site = Site(src, pages, d.get('git_url', ''), d.get('doc_host', '') + d.get('doc_baseurl', ''))
+    if out.exists(): shutil.rmtree(out)
+    (out / 'figures').mkdir(parents=True)
+    shutil.copytree(kdir, out / 'katex', ignore=shutil.ignore_patterns('*.mjs', 'contrib'))
+    (out / 'katex/contrib').mkdir(); shutil.copy(kdir / 'contrib/auto-render.js', out / 'katex/contrib')
+    (out / 'site.css').write_text(STYLE)
+    work = out / '.work'; work.mkdir()
+    for name in pages:
+        page = Path(pages[name]).stem
+        def save_image(data: bytes, n=[0]) -> str:
+            n[0] += 1
+            (out / 'figures' / f'{page}-{n[0]}.png').write_bytes(data)
+            return f'figures/{page}-{n[0]}.png'
+        base = ROOT if name == 'index.ipynb' else src   # index's links are the README's: from the repository root
+        md = site.markdown(name, front_matter(nbs[name])[1], base, save_image)
+        render(md, metas[name], nav_html(order, pages, titles, name), out / pages[name], work)
+    shutil.rmtree(work)
+    return [out / p for p in pages.values()]
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--out', default=str(ROOT / '_site'))
+    ap.add_argument('--no-proc', action='store_true', help="reuse _proc/ from an earlier run")
+    ap.add_argument('--katex', default=None, help='a folder with katex.min.js (default: Debian libjs-katex)')
+    args = ap.parse_args()
+    pages = build(Path(args.out), proc=not args.no_proc, katex=args.katex)
+    print(f"{len(pages)} pages in {args.out}; open {Path(args.out) / 'index.html'}")
+
+if __name__ == '__main__': main()
