@@ -92,7 +92,7 @@ class Site:
         except ValueError: return target
         return f"{self.git_url}/blob/main/{rel.as_posix()}" + (f'#{anchor}' if anchor else '')
 
-    def markdown(self, name: str, cells: list, base: Path, save_image) -> str:
+    def markdown(self, cells: list, base: Path, save_image) -> str:
         "The page's markdown: markdown cells with includes expanded and links rewritten, code and its outputs."
         parts = []
         for c in cells:
@@ -153,7 +153,8 @@ def build(out: Path, proc: bool = True, katex: str | None = None, notebooks: Pat
     order = sidebar(src / '_quarto.yml') if (src / '_quarto.yml').exists() else \
         [(None, p.name) for p in sorted(src.glob('*.ipynb'))]
     nbs = {name: json.loads((src / name).read_text()) for _, name in order}
-    metas = {name: front_matter(nb)[0] for name, nb in nbs.items()}
+    parsed = {name: front_matter(nb) for name, nb in nbs.items()}   # (front matter, the other cells)
+    metas = {name: meta for name, (meta, _) in parsed.items()}
     pages = {name: m.get('output-file', Path(name).stem + '.html') for name, m in metas.items()}
     clash = {p: [n for n in pages if pages[n] == p] for p in pages.values() if list(pages.values()).count(p) > 1}
     if clash: sys.exit("build_docs: notebooks that become the same page (Quarto names a page after the notebook "
@@ -175,7 +176,7 @@ def build(out: Path, proc: bool = True, katex: str | None = None, notebooks: Pat
             (out / 'figures' / f'{page}-{n[0]}.png').write_bytes(data)
             return f'figures/{page}-{n[0]}.png'
         base = ROOT if name == 'index.ipynb' else src   # index's links are the README's: from the repository root
-        md = site.markdown(name, front_matter(nbs[name])[1], base, save_image)
+        md = site.markdown(parsed[name][1], base, save_image)
         render(md, metas[name], nav_html(order, pages, titles, name), out / pages[name], work)
     shutil.rmtree(work)
     return [out / p for p in pages.values()]
