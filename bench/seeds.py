@@ -7,7 +7,9 @@
 Each seed builds its own tiny model (chapter 08: the seed shapes the model, its SFT warm-up and the held-out problems)
 into a fresh, empty NANORL_CACHE (timed), then runs each bench with `--seed`; the benches keep their logs as
 bench/results/<config>_s<seed>_log.csv. The summary reads those logs, so seeds can be run in several sittings.
-bench/results/seeds.json keeps the build times and the machine of each seed.
+bench/results/seeds.json keeps the build times and the machine of each seed. bench/results/seeds.md (in the README)
+always summarises the rung runs, sync and async, over every seed kept; a sitting with other --runs prints their
+summary (bench/axis.py tables the supervision axis from the same logs).
 """
 import argparse, json, os, platform, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -131,8 +133,9 @@ def main():
         for seed in args.seeds:
             with tempfile.TemporaryDirectory(prefix='nanorl_cache_') as cache:
                 run_seed(seed, args.runs, Path(cache), book)
-    text = summarize(args.runs, args.seeds, book)
-    (RESULTS / 'seeds.md').write_text(text)
-    print(text)
+    print(summarize(args.runs, args.seeds, book))        # this sitting's runs
+    # the README's table is always the rung runs over every seed kept, whatever this sitting ran
+    seeds = sorted({int(s) for s in book['seeds']} | set(args.seeds))
+    (RESULTS / 'seeds.md').write_text(summarize(RUNS, seeds, book))
 
 if __name__ == '__main__': main()

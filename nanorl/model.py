@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_model.ipynb #9a13e958
 from __future__ import annotations
-import contextlib, importlib.util, math, os, socket, typing
+import contextlib, importlib.util, math, os, socket, typing, warnings
 from urllib.parse import urlsplit
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -122,7 +122,7 @@ class HFPolicy(nn.Module):
         "Load a policy from a hub id or a local folder; `lora_rank > 0` trains a LoRA adapter instead of all weights."
         tokenizer, model = load_pretrained(name_or_dir)
         if grad_ckpt:   # transformers checkpoints only in training mode (dropout, if the model has any, turns on too)
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={'use_reentrant': False})
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs={'use_reentrant': False})
             model.train()
         if lora_rank: model = add_lora(model, lora_rank, lora_alpha, lora_targets or LORA_TARGETS)
         return cls(model, tokenizer, **kw)
@@ -224,8 +224,10 @@ LORA_TARGETS = ('q_proj', 'k_proj', 'v_proj', 'o_proj')
 def add_lora(model, rank: int = 8, alpha: float = 16.0, targets=LORA_TARGETS):
     "Wrap `model` with a LoRA adapter of rank `rank` on the modules named in `targets`; only the adapter trains."
     from peft import LoraConfig, get_peft_model
-    return get_peft_model(model, LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(targets), lora_dropout=0.0,
-                                            bias='none'))
+    config = LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(targets), lora_dropout=0.0, bias='none')
+    with warnings.catch_warnings():   # peft 0.21 reads `is_gradient_checkpointing`, a name transformers 5 deprecated
+        warnings.filterwarnings('ignore', message='.*is_gradient_checkpointing', category=FutureWarning)
+        return get_peft_model(model, config)
 
 # %% ../nbs/06_model.ipynb #b0a11003
 def weights_of(policy: nn.Module) -> dict[str, Tensor]:

@@ -12,7 +12,7 @@ from .config import ConfigError
 
 # %% auto #0
 __all__ = ['CKPT', 'LOG_COLUMNS', 'save_checkpoint', 'load_checkpoint', 'CSVLog', 'read_log', 'smooth', 'plot_runs',
-           'time_breakdown']
+           'time_breakdown', 'flow_diagram', 'loop_diagram']
 
 # %% ../nbs/05b_runlog.ipynb #1d1e7e85
 CKPT = 'checkpoint.pt'
@@ -91,3 +91,40 @@ def time_breakdown(log: dict) -> str:
     parts = {k: sum(v for v in log[f't_{k}'] if not math.isnan(v)) for k in ('rollout', 'score', 'update', 'other')}
     total = sum(parts.values()) or 1.0
     return "time per part: " + ", ".join(f"{k} {v:.1f}s ({v / total:.0%})" for k, v in parts.items())
+
+# %% ../nbs/05b_runlog.ipynb #37c85573
+def flow_diagram(boxes: dict[str, tuple[float, float]], arrows: list[tuple[str, str, str]], ax=None,
+                 size: tuple[float, float] = (8, 3.2), gap: float = 5.0):
+    ("Boxes (label: (x, y) in [0, 1]) and straight arrows (from, to, label) between them, each shifted `gap` pixels "
+     "to the right of its direction (negative: to the left), so that arrows both ways between two boxes stay apart; "
+     "each label sits on the arrow's shifted side. Returns the axes.")
+    import matplotlib.pyplot as plt
+    if unknown := sorted({n for a, b, _ in arrows for n in (a, b)} - set(boxes)):
+        raise ValueError(f"arrow to or from {unknown[0]!r}, which is not a box; boxes are {sorted(boxes)}")
+    ax = ax or plt.subplots(figsize=size)[1]
+    ax.set(xlim=(0, 1), ylim=(0, 1)); ax.axis('off')
+    patch = {name: ax.text(x, y, name, ha='center', va='center', fontsize=9,
+                           bbox=dict(boxstyle='round,pad=0.5', fc='#eef3fb', ec='#3a5a8c')).get_bbox_patch()
+             for name, (x, y) in boxes.items()}
+    to_data = ax.transData.inverted().transform     # offsets are in pixels, so set the figure's size first
+    for a, b, label in arrows:
+        (x1, y1), (x2, y2) = ax.transData.transform([boxes[a], boxes[b]])
+        length = math.hypot(x2 - x1, y2 - y1)
+        ox, oy = gap * (y2 - y1) / length, -gap * (x2 - x1) / length
+        ax.annotate('', xy=to_data((x2 + ox, y2 + oy)), xytext=to_data((x1 + ox, y1 + oy)), arrowprops=dict(
+            arrowstyle='-|>', color='#444', patchA=patch[a], patchB=patch[b], shrinkA=2, shrinkB=2))
+        ha = 'left' if ox > 0.5 else 'right' if ox < -0.5 else 'center'
+        va = 'bottom' if oy > 0.5 else 'top' if oy < -0.5 else 'center'
+        ax.text(*to_data(((x1 + x2) / 2 + 1.5 * ox, (y1 + y2) / 2 + 1.5 * oy)), label, ha=ha, va=va, fontsize=8,
+                color='#333')
+    return ax
+
+# %% ../nbs/05b_runlog.ipynb #605b2f25
+def loop_diagram(ax=None):
+    "The loop of chapter 05: the policy samples a batch, advantages weigh it, one update changes the policy."
+    policy, rollout = 'policy $\\pi_\\theta$', 'rollout\n(environments or the sampler)'
+    advantages, update = 'advantages\n(chapter 02)', 'loss and update\n(chapter 03)'
+    return flow_diagram({policy: (0.12, 0.5), rollout: (0.45, 0.85), advantages: (0.88, 0.5), update: (0.45, 0.15)},
+                        [(policy, rollout, 'weights'), (rollout, advantages, 'batch: rewards, logp, mask'),
+                         (advantages, update, 'advantage, old_logp'), (update, policy, 'one optimizer step')],
+                        ax, gap=-5.0)     # the loop runs clockwise: labels to the left of each arrow sit outside

@@ -17,7 +17,7 @@ from .config import TASKS, ConfigError, check_choice, check_rules, knob
 from .loop import objective_of
 from .model import WeightsMismatch, load_weights
 from .snapshots import SnapshotSource, TrustConfig, sampler_precision
-from .wire import BATCH_META, BadRequest, batch_spec, batch_tensors, check_batch, pack, unpack
+from .wire import BATCH_META, BadRequest, batch_spec, batch_tensors, check_batch, pack, staleness_at_turn, unpack
 from .httpd import Limits, Request, Server
 
 # %% auto #0
@@ -154,7 +154,8 @@ def submit(self: TrainerSource, t: dict, meta: dict) -> tuple[int, dict]:
         if self.done: raise BadRequest(410, f"training is over (step {self.version}); stop the worker")
         self.note(worker, now)
         self.counts['submitted'] += 1
-        lag, q = self.version - v, len(self.queue) + self.busy
+        q = len(self.queue) + self.busy                   # batches ahead of this one: queued, or in training
+        due = staleness_at_turn(self.version, v, q)
         if run != self.run_id:
             self.counts['rejected'] += 1
             raise BadRequest(409, f"batch sampled by the weights of an earlier trainer (run {run}); this trainer is "
@@ -163,10 +164,10 @@ def submit(self: TrainerSource, t: dict, meta: dict) -> tuple[int, dict]:
             self.counts['rejected'] += 1
             raise BadRequest(400, f"version {v} is from the future: the trainer is at version {self.version}; "
                                   f"fetch /weights/latest")
-        if lag + q > self.cfg.max_staleness:         # its lag when its turn comes, after the q batches ahead of it
+        if due > self.cfg.max_staleness:
             self.counts['rejected'] += 1
             ahead = f" with {q} batches ahead of it in the queue" if q else ""
-            raise BadRequest(409, f"batch would be {lag + q} versions stale when trained "
+            raise BadRequest(409, f"batch would be {due} versions stale when trained "
                                   f"(sampled by version {v}, the trainer is at {self.version}{ahead}; "
                                   f"max_staleness is {self.cfg.max_staleness}); sample again with newer weights")
         if why := self.over_share(worker, now):

@@ -11,8 +11,13 @@ from safetensors.torch import save as st_save, load as st_load
 from .core import Batch
 
 # %% auto #0
-__all__ = ['MAX_HEADER', 'MAX_DEPTH', 'MAX_DIGITS', 'BATCH_META', 'WORD', 'LOGP_RANGE', 'BadRequest', 'json_depth', 'strict_json',
-           'pack', 'unpack', 'batch_tensors', 'batch_spec', 'check_batch']
+__all__ = ['MAX_HEADER', 'MAX_DEPTH', 'MAX_DIGITS', 'BATCH_META', 'WORD', 'LOGP_RANGE', 'staleness_at_turn', 'BadRequest',
+           'json_depth', 'strict_json', 'pack', 'unpack', 'batch_tensors', 'batch_spec', 'check_batch']
+
+# %% ../nbs/12_wire.ipynb #11214a93
+def staleness_at_turn(version: int, sampled: int, ahead: int) -> int:
+    "How many versions behind a batch sampled by `sampled` will be when the trainer, now at `version`, reaches it."
+    return version - sampled + ahead
 
 # %% ../nbs/12_wire.ipynb #b837f6b6
 class BadRequest(ValueError):

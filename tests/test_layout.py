@@ -97,3 +97,31 @@ def test_the_docs_check_catches_an_import_beside_code(tmp_path):
           'nbformat_minor': 5}
     (tmp_path / 'x.ipynb').write_text(json.dumps(nb))
     assert docs_build_runs(tmp_path / 'x.ipynb') == ['x.ipynb cell 0: train_for_an_hour(math.pi)']
+
+def output_noise(nb: Path) -> list[str]:
+    "Stored outputs a reader should not see: anything on stderr (warnings), errors, and outputs with nothing in them."
+    found = []
+    for i, c in enumerate(json.loads(nb.read_text())['cells']):
+        for o in c.get('outputs', []):
+            kind, where = o['output_type'], f"{nb.name} cell {i}"
+            text = ''.join(o.get('text', '')) if kind == 'stream' else ''
+            if kind == 'error': found.append(f"{where}: an error, {o.get('ename')}")
+            elif kind == 'stream' and o.get('name') == 'stderr': found.append(f"{where}: stderr, {text.strip()[:80]!r}")
+            elif kind == 'stream' and not text.strip(): found.append(f"{where}: a blank output")
+            elif kind in ('execute_result', 'display_data') and not any(
+                    ''.join(v).strip() for v in o.get('data', {}).values()):
+                found.append(f"{where}: a blank output")
+    return found
+
+def test_no_warnings_or_blank_outputs_in_stored_outputs():
+    assert [n for nb in sorted((ROOT / 'nbs').glob('*.ipynb')) for n in output_noise(nb)] == []
+
+def test_the_output_check_catches_a_warning_and_a_blank_output(tmp_path):
+    outputs = [{'output_type': 'stream', 'name': 'stderr', 'text': ['x.py:3: FutureWarning: old\n']},
+               {'output_type': 'stream', 'name': 'stdout', 'text': ['\n']},
+               {'output_type': 'stream', 'name': 'stdout', 'text': ['accuracy 0.5\n']}]
+    nb = {'cells': [{'cell_type': 'code', 'metadata': {}, 'outputs': outputs, 'execution_count': None, 'source': ''}],
+          'metadata': {}, 'nbformat': 4, 'nbformat_minor': 5}
+    (tmp_path / 'x.ipynb').write_text(json.dumps(nb))
+    assert output_noise(tmp_path / 'x.ipynb') == ["x.ipynb cell 0: stderr, 'x.py:3: FutureWarning: old'",
+                                                  'x.ipynb cell 0: a blank output']

@@ -3,9 +3,10 @@
     python tools/make_readme.py           # write README.md
     python tools/make_readme.py --check   # exit 1 if README.md differs from what the notebook gives
 
-Markdown cells are copied; code cells are shown as Python blocks unless marked `#| hide`; outputs are left out, so
-the README does not depend on who ran the notebook last. A Quarto include shortcode in a markdown cell
-(`{{< include PATH >}}`, PATH relative to nbs/) is replaced by the file it names, as Quarto does on the docs site.
+Markdown cells are copied; code cells are shown as Python blocks unless marked `#| hide` or `#| echo: false` (a
+figure drawn for the docs site); outputs are left out, so the README does not depend on who ran the notebook last.
+A Quarto include shortcode in a markdown cell (`{{< include PATH >}}`, PATH relative to nbs/) is replaced by the
+file it names, as Quarto does on the docs site.
 Directive lines (`#| ...`) are removed, and the `> summary` line under the title is kept.
 """
 import json, re, sys
@@ -23,7 +24,7 @@ def cell_text(cell) -> str | None:
     src = ''.join(cell['source'])
     if cell['cell_type'] == 'markdown': return expand_includes(src)
     lines = src.splitlines()
-    if any(l.strip() in ('#| hide', '#|hide') for l in lines): return None
+    if any(l.replace(' ', '') in ('#|hide', '#|echo:false') for l in lines): return None
     code = '\n'.join(l for l in lines if not l.startswith('#|')).strip()
     return f"```python\n{code}\n```" if code else None
 
