@@ -12,6 +12,7 @@ from .core import aggregate, loss_norm
 from .loop import Prepared
 from .model import HFPolicy, build_model, build_tokenizer, join, save_model
 from .tasks import cache_dir, make_language_task
+from . import ifeval   # registers the 'ifeval' task (chapter 07a), so a tiny model can be built for it
 
 # %% auto #0
 __all__ = ['TINY_RECIPE', 'SFT_FRACTION', 'encode_pairs', 'sft_loss', 'sft', 'sft_rows', 'rl_rows', 'gold_completion',
@@ -48,7 +49,8 @@ def sft(policy, prompts: list[str], completions: list[str], steps: int, batch_si
 
 # %% ../nbs/08_tiny.ipynb #cede9e36
 TINY_RECIPE = {'countdown': dict(hidden=96, layers=4, sft_steps=1500),
-               'gsm8k': dict(hidden=96, layers=4, sft_steps=300)}
+               'gsm8k': dict(hidden=96, layers=4, sft_steps=300),
+               'ifeval': dict(hidden=96, layers=4, sft_steps=600)}
 SFT_FRACTION = 0.7
 
 def sft_rows(task) -> list[dict]:
@@ -59,7 +61,8 @@ def rl_rows(task) -> list[dict]:
     return task.train_rows[int(len(task.train_rows) * SFT_FRACTION):]
 
 def gold_completion(task, row) -> str:
-    "The demonstration for SFT: the row's reference answer in the task's answer format."
+    "The demonstration for SFT: a row's witness (chapter 07a), or its reference answer in the answer format."
+    if 'witness' in row: return row['witness']
     return f"<answer>{row['solution'] if 'solution' in row else task.answer(row)}</answer>"
 
 def recipe_key(task_name: str, seed: int, recipe: dict) -> str:
