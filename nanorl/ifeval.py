@@ -99,6 +99,7 @@ class IFEvalTask(LLMTask):
         return f"Write about {row['topic']}. {' '.join(map(describe, row['constraints']))}\n"
     def answer(self, row): return row['constraints']
     def is_correct(self, completion, answer): return constraint_fraction('', completion, answer) == 1.0
+    def demonstration(self, row): return row['witness']
 
 # %% ../nbs/07a_ifeval.ipynb #6a1b9811
 def ifeval_task(n_train: int = 2000, n_eval: int = 200, seed: int = 0) -> IFEvalTask:
@@ -112,15 +113,15 @@ TASK_SIZES['ifeval'] = dict(n_train=3000, n_eval=256)
 
 # %% ../nbs/07a_ifeval.ipynb #dc7b0480
 IFEVAL_IDS = {
-    'length_constraints:number_words': lambda kw: {'kind': 'min_words', 'arg': kw['num_words']}
-        if kw['relation'] == 'at least' else {'kind': 'max_words', 'arg': kw['num_words'] - 1},
+    'length_constraints:number_words': lambda kw: [{'kind': 'min_words', 'arg': kw['num_words']}
+        if kw['relation'] == 'at least' else {'kind': 'max_words', 'arg': kw['num_words'] - 1}],
     'keywords:existence': lambda kw: [{'kind': 'include', 'arg': w} for w in kw['keywords']],
     'keywords:forbidden_words': lambda kw: [{'kind': 'exclude', 'arg': w} for w in kw['forbidden_words']],
-    'change_case:english_capital': lambda kw: {'kind': 'upper', 'arg': None},
-    'change_case:english_lowercase': lambda kw: {'kind': 'lower', 'arg': None},
-    'detectable_format:number_bullet_lists': lambda kw: {'kind': 'bullets', 'arg': kw['num_bullets']},
-    'startend:end_checker': lambda kw: {'kind': 'end', 'arg': kw['end_phrase']},
-    'startend:quotation': lambda kw: {'kind': 'quote', 'arg': None},
+    'change_case:english_capital': lambda kw: [{'kind': 'upper', 'arg': None}],
+    'change_case:english_lowercase': lambda kw: [{'kind': 'lower', 'arg': None}],
+    'detectable_format:number_bullet_lists': lambda kw: [{'kind': 'bullets', 'arg': kw['num_bullets']}],
+    'startend:end_checker': lambda kw: [{'kind': 'end', 'arg': kw['end_phrase']}],
+    'startend:quotation': lambda kw: [{'kind': 'quote', 'arg': None}],
 }
 
 def from_ifeval_row(row: dict) -> dict | None:
@@ -128,8 +129,7 @@ def from_ifeval_row(row: dict) -> dict | None:
     if not all(i in IFEVAL_IDS for i in row['instruction_id_list']): return None
     constraints = []
     for i, kw in zip(row['instruction_id_list'], row['kwargs']):
-        c = IFEVAL_IDS[i]({k: v for k, v in kw.items() if v is not None})
-        constraints += c if isinstance(c, list) else [c]
+        constraints += IFEVAL_IDS[i]({k: v for k, v in kw.items() if v is not None})
     return {'prompt': row['prompt'], 'constraints': constraints}
 
 def load_ifeval_public() -> list[dict]:

@@ -49,6 +49,9 @@ class LLMTask:
     def is_correct(self, completion: str, answer) -> bool:
         "The accuracy criterion."
         raise NotImplementedError(f"{type(self).__name__} must define is_correct(completion, answer) -> bool")
+    def demonstration(self, row: dict) -> str:
+        "A completion that earns the full reward, for a supervised warm-up: the answer inside the answer tag."
+        return f"<answer>{self.answer(row)}</answer>"
 
     def reward(self, prompt: str, completion: str, answer) -> float:
         "Weighted sum of the reward functions."
@@ -218,6 +221,7 @@ class CountdownTask(LLMTask):
     def build_prompt(self, row): return f"nums {' '.join(map(str, row['nums']))} target {row['target']}\n"
     def answer(self, row): return {'nums': list(row['nums']), 'target': row['target']}
     def is_correct(self, completion, answer): return countdown_answer_reward('', completion, answer) == 1.0
+    def demonstration(self, row): return f"<answer>{row['solution']}</answer>"
 
 def cache_dir() -> Path:
     "Where built things are kept between runs: `$NANORL_CACHE`, default `~/.cache/nanorl`."

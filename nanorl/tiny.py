@@ -61,9 +61,8 @@ def rl_rows(task) -> list[dict]:
     return task.train_rows[int(len(task.train_rows) * SFT_FRACTION):]
 
 def gold_completion(task, row) -> str:
-    "The demonstration for SFT: a row's witness (chapter 07a), or its reference answer in the answer format."
-    if 'witness' in row: return row['witness']
-    return f"<answer>{row['solution'] if 'solution' in row else task.answer(row)}</answer>"
+    "The demonstration for SFT: the task's own (chapter 07), such as a Countdown solution or an IFEval witness."
+    return task.demonstration(row)
 
 def recipe_key(task_name: str, seed: int, recipe: dict) -> str:
     ("A digest of everything that shapes a tiny model: the code that builds it (this module and the modules it "
