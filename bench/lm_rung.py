@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from nanorl.train import from_dict, load_yaml, read_log, time_breakdown
+from nanorl.train import TASKS, from_dict, load_yaml, read_log, time_breakdown
 from nanorl.lmtask import rung_report
 
 def main():
@@ -36,9 +36,10 @@ def main():
     if args.seed is not None: extra = ['--seed', str(args.seed), *extra]
     cfg = from_dict({**load_yaml(ROOT / args.config), **({} if args.seed is None else {'seed': args.seed})})
     results = Path(tempfile.mkdtemp(prefix='bench_lm_rung_')) if args.quick else ROOT / 'bench/results'
-    build = f"from nanorl.tiny import tiny_model; print(tiny_model({cfg.task!r}, {cfg.seed}))"
+    model_task = TASKS[cfg.task]().name      # a multi-turn task trains its single-turn task's model
+    build = f"from nanorl.tiny import tiny_model; print(tiny_model({model_task!r}, {cfg.seed}))"
     if args.quick:
-        build = (f"from nanorl.tiny import tiny_model; print(tiny_model({cfg.task!r}, {cfg.seed}, "
+        build = (f"from nanorl.tiny import tiny_model; print(tiny_model({model_task!r}, {cfg.seed}, "
                  f"sft_steps=100, progress=False))")
     t0 = time.perf_counter()
     built_path = subprocess.run([sys.executable, '-c', build], check=True, cwd=ROOT,
@@ -76,6 +77,8 @@ def main():
             f"Produced by `{' '.join(['python bench/lm_rung.py --config', args.config, *asked])}`, which runs "
             f"`{' '.join(['python -m nanorl.train --config', args.config, *extra])}`.\n")
     if notes: text += "\nThe run reported: " + "; ".join(notes) + ".\n"
+    summary = [l for l in out.splitlines() if l.startswith('held-out accuracy')]
+    if summary: text += f"\nIts summary: {summary[-1]}.\n"
     prefs = [(s, c, rj, a) for s, c, rj, a in zip(log['step'], log.get('chosen_logp', []), log.get('rejected_logp', []),
                                                     log.get('pref_acc', [])) if not math.isnan(c)]
     # DPO / IPO: the training pairs' statistics, as means over windows of 50 steps (each step is 32 random pairs)

@@ -9,7 +9,7 @@ from torch import Tensor
 from .core import Batch, did_you_mean, masked_mean, masked_sum
 
 # %% auto #0
-__all__ = ['ESTIMATORS', 'NEEDS_CRITIC', 'NEEDS_GROUPS', 'returns_to_go', 'constant_baseline', 'td_residuals', 'gae',
+__all__ = ['ESTIMATORS', 'NEEDS_CRITIC', 'NEEDS_GROUPS', 'returns_to_go', 'constant_baseline', 'next_real', 'td_residuals', 'gae',
            'check_group_size', 'dead_groups', 'dr_grpo_advantage', 'grpo_advantage', 'rloo_advantage', 'outcome_score',
            'estimate_advantage']
 
@@ -30,14 +30,18 @@ def constant_baseline(returns: Tensor, mask: Tensor) -> Tensor:
     return (returns - masked_mean(returns, mask)) * mask
 
 # %% ../nbs/02_advantages.ipynb #66a0d858
+def next_real(x: Tensor, mask: Tensor, last: Tensor) -> Tensor:
+    "At every step, `x` at the next real step after it; `last` where no real step follows."
+    T = mask.shape[-1]
+    idx = torch.where(mask.bool(), torch.arange(T), T)
+    after = torch.cat([idx[..., 1:], torch.full_like(idx[..., :1], T)], -1)
+    nxt = after.flip(-1).cummin(-1).values.flip(-1)     # the smallest real index after each step
+    return torch.cat([x, last.unsqueeze(-1)], -1).gather(-1, nxt)
+
 def td_residuals(reward: Tensor, value: Tensor, mask: Tensor, gamma: float, last_value: Tensor | None = None) -> Tensor:
-    "delta_t = r_t + gamma V(s_{t+1}) - V(s_t); after the last real step V is `last_value` (0 if None)."
+    "delta_t = r_t + gamma V(s_{t+1}), s_{t+1} the next real step's state; after the last, V is `last_value` (or 0)."
     boot = torch.zeros(reward.shape[:-1]) if last_value is None else last_value
-    next_real = torch.cat([mask[..., 1:], torch.zeros_like(mask[..., :1])], -1)
-    v_next = torch.cat([value[..., 1:], torch.zeros_like(value[..., :1])], -1) * next_real
-    is_last = mask * (1 - next_real)
-    v_next = v_next + is_last * boot.unsqueeze(-1)
-    return (reward + gamma * v_next - value) * mask
+    return (reward + gamma * next_real(value, mask, boot) - value) * mask
 
 def gae(reward: Tensor, value: Tensor, mask: Tensor, gamma: float = 1.0, lam: float = 1.0,
         last_value: Tensor | None = None) -> tuple[Tensor, Tensor]:

@@ -14,14 +14,14 @@ from .loss import tis_weight
 from .config import ConfigError, check_choice, check_rules, knob
 from .loop import LocalSource, Prepared, objective_of, prepare
 from .model import load_weights, weights_of
-from .prefs import PrefConfig
+from .multiturn import TurnConfig
 
 # %% auto #0
 __all__ = ['TrustConfig', 'ratio_stats', 'off_policy', 'SnapshotStore', 'swapped', 'sampler_precision', 'SnapshotSource']
 
 # %% ../nbs/11_snapshots.ipynb #b1100002
 @dataclass
-class TrustConfig(PrefConfig):
+class TrustConfig(TurnConfig):
     "The sampler's knobs (chapter 11)."
     sampler_dtype: str = knob('', "precision the sampler computes in: float32 or bfloat16; '' = dtype")
     old_logp: str = knob('recompute', "where old_logp comes from: recompute (by the trainer, under the weights that "

@@ -16,6 +16,7 @@ from . import loop
 from .model import LMConfig
 from .lmtask import LanguageTask                   # registers countdown and gsm8k into TASKS
 from .prefs import PrefConfig                      # registers sft, dpo and ipo into OBJECTIVES
+from .multiturn import TurnConfig                  # registers countdown_multiturn into TASKS
 from .snapshots import SnapshotSource, TrustConfig
 from .serve import ServeConfig, TrainerSource, rollout_worker
 
@@ -26,8 +27,8 @@ __all__ = ['STARTED', 'from_dict', 'EXIT_CODES', 'Config', 'batch_source', 'trai
 # %% ../nbs/90_cli.ipynb #c1a00008
 @dataclass
 class Config(ServeConfig):
-    ("Every knob of a run: the loop's (05), the model's (06), the preference losses' (09), the sampler's (11), "
-     "the transport's (12).")
+    ("Every knob of a run: the loop's (05), the model's (06), the preference losses' (09), the multi-turn "
+     "tasks' (10b), the sampler's (11), the transport's (12).")
 
 from_dict = Config.from_dict
 

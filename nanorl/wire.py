@@ -12,7 +12,7 @@ from .core import Batch
 
 # %% auto #0
 __all__ = ['MAX_HEADER', 'MAX_DEPTH', 'MAX_DIGITS', 'BATCH_META', 'WORD', 'LOGP_RANGE', 'staleness_at_turn', 'BadRequest',
-           'json_depth', 'strict_json', 'pack', 'unpack', 'batch_tensors', 'batch_spec', 'check_batch']
+           'json_depth', 'strict_json', 'pack', 'unpack', 'batch_tensors', 'max_act_len', 'batch_spec', 'check_batch']
 
 # %% ../nbs/12_wire.ipynb #11214a93
 def staleness_at_turn(version: int, sampled: int, ahead: int) -> int:
@@ -87,9 +87,13 @@ def batch_tensors(batch: Batch) -> dict[str, Tensor]:
     "The tensors of `batch` that travel (all fields that are set)."
     return {k: v for k, v in vars(batch).items() if isinstance(v, Tensor)}
 
+def max_act_len(task, policy, cfg) -> int:
+    "The longest `act` a batch of the run can hold: `max_len`, or the task's own bound (a conversation: its context)."
+    return task.max_act_len(policy, cfg) if hasattr(task, 'max_act_len') else cfg.max_len
+
 def batch_spec(task, policy, cfg) -> dict:
     "What this run's batches look like: dtypes, the size of an observation, the number of actions (or the vocabulary)."
-    common = {'P': cfg.n_prompts, 'G': cfg.group_size, 'T': cfg.max_len,
+    common = {'P': cfg.n_prompts, 'G': cfg.group_size, 'T': max_act_len(task, policy, cfg),
               'range': {'logp': LOGP_RANGE, **task.value_range()}}
     if task.kind == 'control':   # float observations, discrete actions
         return {'lm': False, 'obs_dim': int(task.envs.single_observation_space.shape[0]),
@@ -114,8 +118,8 @@ def check_batch(t: dict[str, Tensor], meta: dict, spec: dict) -> Batch:
     act = t['act']
     T = act.shape[-1] if act.dim() == 3 else -1
     if not 1 <= T <= spec['T']:
-        raise BadRequest(400, f"tensor 'act' must have shape [{P}, {G}, T] with 1 <= T <= max_len={spec['T']}, "
-                              f"got {list(act.shape)}")
+        raise BadRequest(400, f"tensor 'act' must have shape [{P}, {G}, T] with 1 <= T <= {spec['T']} (the run's "
+                              f"longest), got {list(act.shape)}")
     Lo = t['obs'].shape[-1] if L and t['obs'].dim() == 3 else T
     want = {'act': (torch.int64, [P, G, T]), 'logp': (torch.float32, [P, G, T]), 'reward': (torch.float32, [P, G, T]),
             'mask': (torch.float32, [P, G, T]), 'terminated': (torch.bool, [P, G])}
@@ -132,19 +136,20 @@ def check_batch(t: dict[str, Tensor], meta: dict, spec: dict) -> Batch:
         if (bad := (t[k] < lo) | (t[k] > hi)).any():
             raise BadRequest(400, f"tensor {k!r} holds {t[k][bad][0].item():g}, outside [{lo:g}, {hi:g}], the range "
                                   f"this task declares; a worker of this run cannot have sampled it")
-    mask = t['mask']
-    if not ((mask == 0) | (mask == 1)).all() or not (mask[..., 0] == 1).all() or (mask[..., 1:] > mask[..., :-1]).any():
-        raise BadRequest(400, "tensor 'mask' must be 1 on each sequence's real steps (from the first) "
-                              "and 0 on the padding after them")
     if ((act < 0) | (act >= spec['n_actions'])).any():
         raise BadRequest(400, f"tensor 'act' holds actions outside [0, {spec['n_actions']})")
+    mask, real = t['mask'], t['mask']    # real: the sequence's steps; mask: the ones the policy chose
     if L:
         if Lo < T or ((t['obs'] < 0) | (t['obs'] >= spec['n_actions'])).any():
             raise BadRequest(400, f"tensor 'obs' must hold token ids in [0, {spec['n_actions']}) "
                                   f"and end with the {T} completion tokens")
         om = t['obs_mask']
-        if (not ((om == 0) | (om == 1)).all() or not (t['obs'][..., -T:] == act).all()
-                or not (om[..., -T:] == mask.long()).all()):
-            raise BadRequest(400, "tensors 'obs' and 'obs_mask' must end with the completion: "
-                                  "obs[..., -T:] == act and obs_mask[..., -T:] == mask")
+        if not ((om == 0) | (om == 1)).all() or not (t['obs'][..., -T:] == act).all():
+            raise BadRequest(400, "tensors 'obs' and 'obs_mask' must end with the completion (obs[..., -T:] == act), "
+                                  "and obs_mask must hold 0 or 1")
+        real = om[..., -T:].float()      # a conversation's replies are real tokens the policy did not choose
+    if (not ((mask == 0) | (mask == 1)).all() or not (mask[..., 0] == 1).all() or (mask > real).any()
+            or (real[..., 1:] > real[..., :-1]).any()):
+        raise BadRequest(400, "tensor 'mask' must be 1 on each sequence's first step, 0 or 1 on its other steps "
+                              "and 0 on the padding after them" + (" (where obs_mask[..., -T:] is 0)" if L else ""))
     return Batch(**t)

@@ -14,6 +14,9 @@ from nanorl.train import read_log
      "n_eval is 100000 but countdown holds out"),
     (['--task', 'countdown', '--dtype', 'float16'], "unknown dtype 'float16'"),
     (['--task', 'countdown', '--temperature', '0'], "temperature must be positive"),
+    (['--task', 'countdown', '--turns', '3'], "turns applies to multi-turn tasks (countdown_multiturn), not to"),
+    (['--task', 'countdown_multiturn', '--turns', '0'], "turns must be at least 1"),
+    (['--task', 'cartpole', '--max_context', '64'], "max_context applies to multi-turn tasks"),
 ])
 def test_bad_language_input_is_one_line_and_exit_2(nanorl_cli, args, message):
     p = nanorl_cli(*args)

@@ -227,12 +227,14 @@ def test_recompute_is_exact_over_http(tmp_path, dtype, low, high):
     assert len(gaps) == 8 and all(low <= g < high for g in gaps), gaps
     assert all(0 <= lag <= 2 for lag in log['lag'][1:]) and max(log['lag'][1:]) >= 1   # scored under older versions too
 
-def test_language_model_async_end_to_end(tmp_path):
-    "Countdown on a tiny model: token batches cross the wire, pass the checks, and are scored under their version."
+@pytest.mark.parametrize('task', ['countdown', 'countdown_multiturn'])
+def test_language_model_async_end_to_end(tmp_path, task):
+    ("Countdown on a tiny model, single answers and conversations (longer than max_len): token batches cross the "
+     "wire, pass the checks, and are scored under their version.")
     from nanorl.tiny import tiny_model
     model = str(tiny_model('countdown', seed=0, sft_steps=100, progress=False))
     port = free_port()
-    t = trainer(tmp_path, port, '--task', 'countdown', '--algo', 'grpo', '--group_size', '4', '--n_prompts', '4',
+    t = trainer(tmp_path, port, '--task', task, '--algo', 'grpo', '--group_size', '4', '--n_prompts', '4',
                 '--max_len', '16', '--model', model, '--steps', '4', '--eval_every', '4', '--n_eval', '16',
                 '--max_staleness', '1')
     w = worker(port)
