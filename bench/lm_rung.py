@@ -31,6 +31,7 @@ def main():
     ap.add_argument('--quick', action='store_true',
                     help='CI smoke run: the same run for 2 steps (evaluating 8 problems) on '
                          'a tiny model with 100 SFT steps; results go to a temporary folder, not bench/results')
+    ap.add_argument('--keep', default=None, help='copy the run directory (its checkpoint, config and log) here')
     args, extra = ap.parse_known_args()      # anything else goes to nanorl.train, e.g. --threads 1
     name = args.label or Path(args.config).stem + ('' if args.seed is None else f'_s{args.seed}')
     if args.seed is not None: extra = ['--seed', str(args.seed), *extra]
@@ -60,6 +61,7 @@ def main():
         wall = time.perf_counter() - t0
         log = read_log(Path(tmp) / name)
         shutil.copy(Path(tmp) / name / 'log.csv', results / f'{name}_log.csv')
+        if args.keep: shutil.copytree(Path(tmp) / name, Path(args.keep) / name, dirs_exist_ok=True)
     r = rung_report(log, cfg.n_eval)
     if args.quick:   # the run trained its steps and evaluated at the start and at the end
         assert int(log['step'][-1]) == r['final_step'] == cfg.steps, (log['step'], r)

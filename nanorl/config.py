@@ -247,6 +247,10 @@ class LoopConfig(Knobs):
         return self.algo in NEEDS_CRITIC if self.critic is None else self.critic
     @property
     def task_kind(self) -> str: return TASKS[self.task]().kind
+    @property
+    def token_budget(self) -> int:
+        "The most steps one sequence can hold, the length of the constant loss normaliser: `max_len`."
+        return self.max_len
 
     def resume_keys(self) -> list[str]:
         "Knobs a checkpoint's weights depend on: a resumed run must keep them (subclasses add their own)."

@@ -106,7 +106,8 @@ class Objective:
     setup: typing.Callable = lambda task, policy, cfg: None   # before training and before the reference is copied
 
 RL = Objective(sample=lambda task, policy, cfg, seed, generator: task.rollout(policy, cfg, seed, generator),
-               prepare=prepare, norm=lambda mask, cfg: loss_norm(mask, cfg.loss_agg, cfg.max_len), loss=compute_loss)
+               prepare=prepare, norm=lambda mask, cfg: loss_norm(mask, cfg.loss_agg, cfg.token_budget),
+               loss=compute_loss)
 
 def objective_of(cfg) -> Objective:
     "RL for the advantage estimators; the registered objective for the others."
