@@ -16,7 +16,7 @@ from . import ifeval   # registers the 'ifeval' task (chapter 07a), so a tiny mo
 
 # %% auto #0
 __all__ = ['TINY_RECIPE', 'SFT_FRACTION', 'encode_pairs', 'sft_loss', 'sft', 'sft_rows', 'rl_rows', 'gold_completion',
-           'recipe_key', 'build_threads', 'tiny_model', 'build_tiny', 'main']
+           'key_modules', 'recipe_key', 'build_threads', 'tiny_model', 'build_tiny', 'main']
 
 # %% ../nbs/08_tiny.ipynb #0f9014f3
 def encode_pairs(policy, prompts: list[str], completions: list[str]) -> Prepared:
@@ -64,13 +64,18 @@ def gold_completion(task, row) -> str:
     "The demonstration for SFT: the task's own (chapter 07), such as a Countdown solution or an IFEval witness."
     return task.demonstration(row)
 
+def key_modules(task_name: str) -> list:
+    "The modules whose code shapes a tiny model of `task_name`: core, model, tasks, this one, and the task's own."
+    from nanorl import core, model, tasks
+    from nanorl import tiny
+    task_module = inspect.getmodule(tasks.TASK_BUILDERS[task_name])      # nanorl.tasks, or chapter 07a's ifeval
+    return list(dict.fromkeys([core, model, tasks, tiny, task_module]))
+
 def recipe_key(task_name: str, seed: int, recipe: dict) -> str:
     ("A digest of everything that shapes a tiny model: the code that builds it (this module and the modules it "
      "builds with), the recipe and seed, the libraries' versions and the CPU kernels torch picked.")
     import transformers, tokenizers
-    from nanorl import core, model, tasks
-    from nanorl import tiny
-    code = [inspect.getsource(m) for m in (core, model, tasks, tiny)] + [inspect.getsource(Prepared)]
+    code = [inspect.getsource(m) for m in key_modules(task_name)] + [inspect.getsource(Prepared)]
     setting = json.dumps({'task': task_name, 'seed': seed, **recipe, 'sft_fraction': SFT_FRACTION,
                           'torch': torch.__version__, 'transformers': transformers.__version__,
                           'tokenizers': tokenizers.__version__, 'cpu': torch.backends.cpu.get_cpu_capability(),
