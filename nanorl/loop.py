@@ -206,7 +206,8 @@ def stop_on_signals(source):
     def on_signal(signum, frame):
         name = signal.Signals(signum).name
         if source.stopping: raise KeyboardInterrupt(f"a second {name}")
-        print(f"\n{name}: finishing this step, then checkpointing (send it again to stop at once)", flush=True)
+        try: print(f"\n{name}: finishing this step, then checkpointing (send it again to stop at once)", flush=True)
+        except OSError: pass     # stdout closed (a parent that exited): the checkpoint matters, not the notice
         source.stopping = name
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try: yield

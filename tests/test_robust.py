@@ -254,6 +254,18 @@ def test_huge_reward_without_the_range_check_is_skipped_and_the_run_continues(tm
     ck = torch.load(tmp_path / 't' / CKPT, weights_only=True)
     assert ck['step'] == 3 and all(torch.isfinite(v).all() for v in ck['policy'].values())
 
+def test_sigterm_after_the_parent_closed_stdout_still_checkpoints(tmp_path):
+    "A parent that exited has closed the pipe: the notice cannot be printed, and the step reached is still saved."
+    p = start('--n_prompts', '8', '--max_len', '200', '--steps', '400', '--save_every', '1000', '--eval_every', '1000',
+              '--stop_when_solved', 'false', '--out_dir', str(tmp_path), '--name', 'closed')
+    wait_for(lambda: (tmp_path / 'closed' / 'log.csv').exists() and len(read_log(tmp_path / 'closed')['step']) > 5,
+             every=0.05, what='step 5')
+    p.stdout.close()
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=120)
+    step = torch.load(tmp_path / 'closed' / CKPT, weights_only=True)['step']
+    assert step > 5 and step == read_log(tmp_path / 'closed')['step'][-1], (step, p.returncode)
+
 def test_sigterm_in_the_local_role_checkpoints_and_resumes_bit_exact(tmp_path):
     common = ['--n_prompts', '8', '--max_len', '200', '--steps', '40', '--save_every', '50', '--eval_every', '10',
               '--stop_when_solved', 'false', '--out_dir', str(tmp_path)]
