@@ -2,7 +2,12 @@
 
     python bench/lm_rung.py --config configs/countdown_multiturn_tiny_cpu.yaml --seed 0 --keep runs/mt   # 0, 1, 2
     python bench/multiturn.py runs/mt/countdown_multiturn_tiny_cpu_s0 runs/mt/countdown_multiturn_tiny_cpu_s1 ...
-    python bench/multiturn.py --quick        # CI: a 2-step run on the 100-step SFT model, 16 problems
+    python bench/multiturn.py RUN ... --models DIR ...   # the folders the runs started from, in the same order
+    python bench/multiturn.py --quick        # CI: a 2-step run on the 100-step SFT model, 8 problems
+
+Without --models a run's config names its model (`tiny` builds or finds the seed's tiny model; `python -m
+nanorl.tiny countdown --seed N` prints its folder). --models pins the folders the runs really started from, for when
+the tiny model's cache key has changed since (any edit to the code that builds it).
 
 For each kept run, greedy conversations on the run's held-out problems, with the warm-up model (start) and the
 trained one (final), under two environments: Countdown's informative reply ("17 is not 12; try again") and a blind
@@ -15,7 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from nanorl.train import CKPT, build, from_dict, load_checkpoint, load_yaml
+import torch
+from nanorl.train import CKPT, build, from_dict, load_checkpoint, load_yaml, read_log
 from nanorl.multiturn import CountdownTurns, paired_p
 
 def conversations(task, policy, cfg, informative: bool) -> list:
@@ -28,10 +34,13 @@ def changed(before: list, after: list) -> tuple[int, int]:
     "(gained, lost): problems right only in `after`, right only in `before`."
     return sum(a and not b for b, a in zip(before, after)), sum(b and not a for b, a in zip(before, after))
 
-def measure(run: Path) -> dict:
-    cfg = from_dict({**load_yaml(run / 'config.yaml'), 'progress': False})
+def measure(run: Path, model: str | None = None) -> dict:
+    cfg = from_dict({**load_yaml(run / 'config.yaml'), 'progress': False, **({'model': model} if model else {})})
+    torch.set_num_threads(cfg.threads)
     task, policy, *_ = build(cfg)
-    out = {'seed': cfg.seed, 'n': cfg.n_eval, 'turns': cfg.turns}
+    log = read_log(run)
+    out = {'seed': cfg.seed, 'n': cfg.n_eval, 'turns': cfg.turns,
+           'logged': (log['eval_return'][0], log['eval_return'][-1])}
     for when in ('start', 'final'):
         if when == 'final': policy.load_state_dict(load_checkpoint(run)['policy'])
         told, blind = conversations(task, policy, cfg, True), conversations(task, policy, cfg, False)
@@ -57,6 +66,7 @@ def table(rows: list[dict]) -> str:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('runs', nargs='*', type=Path, help='run directories kept by bench/lm_rung.py --keep')
+    ap.add_argument('--models', nargs='*', default=None, help='the model folder each run started from, in order')
     ap.add_argument('--quick', action='store_true', help='CI: a 2-step run of the preset, checked end to end')
     args = ap.parse_args()
     if args.quick:
@@ -67,12 +77,19 @@ def main():
     if not args.runs: ap.error("name the run directories to measure (or --quick)")
     for run in args.runs:
         if not (run / CKPT).exists(): ap.error(f"{run} holds no checkpoint: keep it with bench/lm_rung.py --keep")
-    rows = [measure(run) for run in args.runs]
+    if args.models is not None and len(args.models) != len(args.runs):
+        ap.error(f"--models names {len(args.models)} folders for {len(args.runs)} runs; give one per run, in order")
+    rows = [measure(run, m) for run, m in zip(args.runs, args.models or [None] * len(args.runs))]
     for r in rows:     # a problem right at the first turn ends its conversation, so it is right at the last
         assert all(r[w]['last'] >= r[w]['first'] for w in ('start', 'final')), r
+    agree = [f"seed {r['seed']}: {r['start']['last'] / r['n']:.3f} and {r['final']['last'] / r['n']:.3f} here, "
+             f"{r['logged'][0]:.3f} and {r['logged'][1]:.3f} in the run's log" for r in rows]
     text = (f"Greedy conversations of up to {rows[0]['turns']} turns on each seed's {rows[0]['n']} held-out problems, "
             f"with the warm-up model (start) and after RL (final):\n\n{table(rows)}\n\n"
-            f"Produced by `python bench/multiturn.py {' '.join(str(r) for r in args.runs)}` on {os.cpu_count()} "
+            f"Last-turn accuracy with the informative reply, start and final, against the run's own evaluations: "
+            f"{'; '.join(agree)}.\n\n"
+            f"Produced by `python bench/multiturn.py {' '.join(map(str, args.runs))}"
+            f"{' --models ' + ' '.join(args.models) if args.models else ''}` on {os.cpu_count()} "
             f"cores, from runs kept by `python bench/lm_rung.py --config configs/countdown_multiturn_tiny_cpu.yaml "
             f"--seed N --threads 1 --keep DIR`.\n")
     print(text)

@@ -33,7 +33,7 @@ def constant_baseline(returns: Tensor, mask: Tensor) -> Tensor:
 def next_real(x: Tensor, mask: Tensor, last: Tensor) -> Tensor:
     "At every step, `x` at the next real step after it; `last` where no real step follows."
     T = mask.shape[-1]
-    idx = torch.where(mask.bool(), torch.arange(T), T)
+    idx = torch.where(mask.bool(), torch.arange(T, device=mask.device), T)
     after = torch.cat([idx[..., 1:], torch.full_like(idx[..., :1], T)], -1)
     nxt = after.flip(-1).cummin(-1).values.flip(-1)     # the smallest real index after each step
     return torch.cat([x, last.unsqueeze(-1)], -1).gather(-1, nxt)

@@ -56,6 +56,9 @@ def reply_ids(tokenizer, prompt: str, reply: str, sampled_end: bool) -> list[int
     ("Ids the environment appends after an assistant turn: the end-of-turn marker unless the turn sampled it "
      "(`sampled_end` False for a turn cut by the token budget), then the reply up to the next turn.")
     ids = tokenizer(''.join(between_turns(tokenizer, prompt, reply)), add_special_tokens=False)['input_ids']
+    if ids[0] != turn_end_id(tokenizer, prompt):
+        raise ValueError("the template's end-of-turn text does not start with one token of its own; a transcript "
+                         "needs a turn marker that is a single (special) token")
     return ids[1:] if sampled_end else ids
 
 # %% ../nbs/10b_multiturn.ipynb #ab5504a3
@@ -169,11 +172,19 @@ class MultiTurnTask(LanguageTask):
         self.task, tok = self.wrap(self.task), policy.tokenizer
         try: end = turn_end_id(tok, self.task.build_prompt(self.task.eval_rows[0]))
         except ValueError as e: raise ConfigError(f"model {cfg.model}: {e}") from None
-        if end in tok.all_special_ids and end not in policy.stop_ids:   # a turn ends at the template's marker
+        if end in tok.added_tokens_decoder and end not in policy.stop_ids:   # a turn ends at the template's marker
             policy.stop_ids = sorted([*policy.stop_ids, end])
+        if end not in policy.stop_ids:
+            raise ConfigError(f"model {cfg.model}: its chat template ends a turn with {tok.decode([end])!r}, which is "
+                              f"not a token of its own, so a turn cannot stop there; use a chat model's tokenizer")
         if cfg.max_context > (n := policy.model.config.max_position_embeddings):
             raise ConfigError(f"max_context is {cfg.max_context} but the model has {n} positions; lower it, "
                               f"or set 0 for the model's own")
+        rows = self.task.train_rows + self.task.eval_rows
+        longest = max(map(len, policy.encode([self.task.build_prompt(r) for r in rows])))
+        if longest + cfg.max_len > (ctx := context_length(policy, cfg)):
+            raise ConfigError(f"a prompt of {longest} tokens and a turn of max_len={cfg.max_len} do not fit the "
+                              f"context of {ctx}; raise max_context (at most {n}) or lower max_len")
         return policy, critic
     def max_act_len(self, policy, cfg) -> int:
         "The longest `act` a batch can hold: everything after the prompt fits the context."

@@ -98,7 +98,8 @@ def batch_spec(task, policy, cfg) -> dict:
     if task.kind == 'control':   # float observations, discrete actions
         return {'lm': False, 'obs_dim': int(task.envs.single_observation_space.shape[0]),
                 'n_actions': int(task.envs.single_action_space.n), **common}
-    return {'lm': True, 'n_actions': policy.model.get_input_embeddings().num_embeddings, **common}
+    return {'lm': True, 'n_actions': policy.model.get_input_embeddings().num_embeddings,
+            'holes': getattr(task, 'multi_turn', False), **common}
 
 def check_batch(t: dict[str, Tensor], meta: dict, spec: dict) -> Batch:
     "The `Batch` in `t`, or `BadRequest` naming the first tensor or metadata field that is wrong."
@@ -147,7 +148,9 @@ def check_batch(t: dict[str, Tensor], meta: dict, spec: dict) -> Batch:
         if not ((om == 0) | (om == 1)).all() or not (t['obs'][..., -T:] == act).all():
             raise BadRequest(400, "tensors 'obs' and 'obs_mask' must end with the completion (obs[..., -T:] == act), "
                                   "and obs_mask must hold 0 or 1")
-        real = om[..., -T:].float()      # a conversation's replies are real tokens the policy did not choose
+        real = om[..., -T:].float()     # in a conversation the replies are real tokens the policy did not choose
+        if not spec['holes'] and (real != mask).any():
+            raise BadRequest(400, "tensor 'obs_mask' must end with the completion's mask: obs_mask[..., -T:] == mask")
     if (not ((mask == 0) | (mask == 1)).all() or not (mask[..., 0] == 1).all() or (mask > real).any()
             or (real[..., 1:] > real[..., :-1]).any()):
         raise BadRequest(400, "tensor 'mask' must be 1 on each sequence's first step, 0 or 1 on its other steps "

@@ -14,7 +14,7 @@ from nanorl.train import read_log
      "n_eval is 100000 but countdown holds out"),
     (['--task', 'countdown', '--dtype', 'float16'], "unknown dtype 'float16'"),
     (['--task', 'countdown', '--temperature', '0'], "temperature must be positive"),
-    (['--task', 'countdown', '--turns', '3'], "turns applies to multi-turn tasks (countdown_multiturn), not to"),
+    (['--task', 'countdown', '--turns', '3'], "turns applies to multi-turn tasks ("),
     (['--task', 'countdown_multiturn', '--turns', '0'], "turns must be at least 1"),
     (['--task', 'cartpole', '--max_context', '64'], "max_context applies to multi-turn tasks"),
 ])
@@ -22,6 +22,11 @@ def test_bad_language_input_is_one_line_and_exit_2(nanorl_cli, args, message):
     p = nanorl_cli(*args)
     err = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ''
     assert p.returncode == 2 and message in err and 'Traceback' not in p.stderr, p.stderr[-2000:]
+
+def test_a_conversation_that_cannot_fit_is_refused_at_setup(nanorl_cli, quick_model, tmp_path):
+    p = nanorl_cli('--task', 'countdown_multiturn', '--algo', 'grpo', '--group_size', '4', '--model', quick_model,
+                   '--max_len', '24', '--max_context', '30', '--out_dir', str(tmp_path))
+    assert p.returncode == 2 and 'do not fit the context of 30' in p.stderr and 'Traceback' not in p.stderr, p.stderr
 
 def test_grpo_on_countdown_runs_end_to_end(nanorl_cli, quick_model, tmp_path):
     p = nanorl_cli('--task', 'countdown', '--algo', 'grpo', '--group_size', '4', '--n_prompts', '4', '--max_len', '16',

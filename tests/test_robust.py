@@ -262,7 +262,8 @@ def test_sigterm_after_the_parent_closed_stdout_still_checkpoints(tmp_path):
              every=0.05, what='step 5')
     p.stdout.close()
     p.send_signal(signal.SIGTERM)
-    p.wait(timeout=120)
+    try: p.wait(timeout=120)
+    finally: p.kill()
     step = torch.load(tmp_path / 'closed' / CKPT, weights_only=True)['step']
     assert step > 5 and step == read_log(tmp_path / 'closed')['step'][-1], (step, p.returncode)
 

@@ -241,9 +241,24 @@ def test_language_model_async_end_to_end(tmp_path, task):
     out = t.communicate(timeout=300)[0]
     w.communicate(timeout=60)
     assert t.returncode == 0 and w.returncode == 0, out[-3000:]
+    assert final_stats(out)['bad_requests'] == 0, out[-3000:]
     log = read_log(tmp_path / 't')
     assert log['step'] == [0, 1, 2, 3, 4] and max(log['logp_gap'][1:]) < 1e-5
     assert all(math.isfinite(v) for v in log['loss'][1:] + log['ratio_max'][1:])
+
+def test_holes_in_the_mask_only_for_conversations():
+    "A mask may skip tokens the policy did not write only in a multi-turn task's batch, and never covers padding."
+    from nanorl.wire import BadRequest, check_batch
+    t = {'obs': torch.tensor([[[5, 6, 7, 8]]]), 'obs_mask': torch.ones(1, 1, 4, dtype=torch.long),
+         'act': torch.tensor([[[6, 7, 8]]]), 'logp': torch.full((1, 1, 3), -1.0), 'reward': torch.zeros(1, 1, 3),
+         'mask': torch.tensor([[[1.0, 0.0, 1.0]]]), 'terminated': torch.ones(1, 1, dtype=torch.bool),
+         'last_obs': torch.zeros(1, 1, 1)}
+    spec = {'P': 1, 'G': 1, 'T': 3, 'lm': True, 'n_actions': 10, 'range': {}, 'holes': True}
+    m = {'version': 0, 'run': 'r', 'worker': 'w'}
+    assert check_batch(t, m, spec).mask.tolist() == [[[1.0, 0.0, 1.0]]]
+    with pytest.raises(BadRequest, match=r"obs_mask\[..., -T:\] == mask"): check_batch(t, m, {**spec, 'holes': False})
+    padded = {**t, 'obs_mask': torch.tensor([[[1, 1, 1, 0]]])}      # the mask's last 1 sits on padding
+    with pytest.raises(BadRequest, match="tensor 'mask' must be 1"): check_batch(padded, m, spec)
 
 def test_worker_killed_mid_generation_trainer_keeps_training(tmp_path):
     port = free_port()
