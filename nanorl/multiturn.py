@@ -55,8 +55,9 @@ def turn_end_id(tokenizer, prompt: str) -> int:
 def reply_ids(tokenizer, prompt: str, reply: str, sampled_end: bool) -> list[int]:
     ("Ids the environment appends after an assistant turn: the end-of-turn marker unless the turn sampled it "
      "(`sampled_end` False for a turn cut by the token budget), then the reply up to the next turn.")
-    ids = tokenizer(''.join(between_turns(tokenizer, prompt, reply)), add_special_tokens=False)['input_ids']
-    if ids[0] != turn_end_id(tokenizer, prompt):
+    end, rest = between_turns(tokenizer, prompt, reply)
+    ids = tokenizer(end + rest, add_special_tokens=False)['input_ids']
+    if ids[0] != tokenizer(end, add_special_tokens=False)['input_ids'][0]:   # the marker, not merged with the reply
         raise ValueError("the template's end-of-turn text does not start with one token of its own; a transcript "
                          "needs a turn marker that is a single (special) token")
     return ids[1:] if sampled_end else ids
