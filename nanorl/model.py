@@ -18,9 +18,9 @@ from .config import ConfigError, LoopConfig, check_choice, check_rules, knob
 
 # %% auto #0
 __all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'LM_EXTRA', 'LM_KNOBS', 'build_tokenizer', 'build_model', 'save_model',
-           'ModelLoadError', 'hub_reachable', 'first_line', 'load_pretrained', 'stop_token_ids', 'HFPolicy', 'left_pad',
-           'positions', 'join', 'add_lora', 'weights_of', 'WeightsMismatch', 'check_weights', 'load_weights',
-           'LMConfig']
+           'ModelLoadError', 'hub_reachable', 'first_line', 'load_pretrained', 'stop_token_ids', 'checkpointing',
+           'HFPolicy', 'left_pad', 'positions', 'cache_name', 'join', 'add_lora', 'weights_of', 'WeightsMismatch',
+           'check_weights', 'load_weights', 'LMConfig']
 
 # %% ../nbs/06_model.ipynb #269b0322
 PAD, EOS = '<pad>', '<eos>'
@@ -106,6 +106,12 @@ def stop_token_ids(tokenizer, model) -> list[int]:
     return sorted(i for i in ids if i is not None)
 
 # %% ../nbs/06_model.ipynb #0d420220
+def checkpointing(model, kwargs: dict):
+    "Turn on activation checkpointing under either name: `activation_checkpointing_enable` (5.2x) or 5.16's."
+    if hasattr(model, 'activation_checkpointing_enable'):
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else: model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+
 class HFPolicy(nn.Module):
     "A causal LM as a policy over tokens: `generate` samples completions, `score` returns their logprobs."
     def __init__(self, model, tokenizer, temperature: float = 1.0, dtype: torch.dtype = torch.float32):
@@ -122,7 +128,7 @@ class HFPolicy(nn.Module):
         "Load a policy from a hub id or a local folder; `lora_rank > 0` trains a LoRA adapter instead of all weights."
         tokenizer, model = load_pretrained(name_or_dir)
         if grad_ckpt:   # transformers checkpoints only in training mode (dropout, if the model has any, turns on too)
-            model.activation_checkpointing_enable(activation_checkpointing_kwargs={'use_reentrant': False})
+            checkpointing(model, {'use_reentrant': False})
             model.train()
         if lora_rank: model = add_lora(model, lora_rank, lora_alpha, lora_targets or LORA_TARGETS)
         return cls(model, tokenizer, **kw)
@@ -163,6 +169,10 @@ def positions(mask: Tensor) -> Tensor:
     return (mask.cumsum(-1) - 1).clamp(min=0)
 
 # %% ../nbs/06_model.ipynb #56a49412
+def cache_name(out) -> str:
+    "The field of a model output that holds the KV cache: `cache` (transformers 5.2x) or `past_key_values` (5.16)."
+    return 'cache' if 'cache' in type(out).__dataclass_fields__ else 'past_key_values'
+
 @patch
 @torch.no_grad()
 def _generate_chunk(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, generator, greedy: bool):
@@ -170,7 +180,8 @@ def _generate_chunk(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens:
     B, stop = len(prompt_ids), torch.tensor(self.stop_ids)
     with self.autocast():
         out = self.model(input_ids=ids, attention_mask=attn, position_ids=positions(attn), use_cache=True)
-    cache, logits, nxt = out.cache, out.logits[:, -1], positions(attn)[:, -1] + 1
+    key = cache_name(out)
+    cache, logits, nxt = getattr(out, key), out.logits[:, -1], positions(attn)[:, -1] + 1
     done = torch.zeros(B, dtype=torch.bool)
     tokens, logps, masks = [], [], []
     for _ in range(max_new_tokens):
@@ -182,9 +193,9 @@ def _generate_chunk(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens:
         if done.all(): break
         attn = torch.cat([attn, torch.ones(B, 1, dtype=attn.dtype)], 1)
         with self.autocast():
-            out = self.model(input_ids=act[:, None], attention_mask=attn, position_ids=nxt[:, None], cache=cache,
-                             use_cache=True)
-        cache, logits, nxt = out.cache, out.logits[:, -1], nxt + 1
+            out = self.model(input_ids=act[:, None], attention_mask=attn, position_ids=nxt[:, None],
+                             use_cache=True, **{key: cache})
+        cache, logits, nxt = getattr(out, key), out.logits[:, -1], nxt + 1
     mask = torch.stack(masks, 1).float()
     return torch.stack(tokens, 1), torch.stack(logps, 1) * mask, mask, ~done
 

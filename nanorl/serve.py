@@ -331,14 +331,17 @@ class Client:
         except json.JSONDecodeError: return status, {'error': data[:300].decode(errors='replace')}
 
 # %% ../nbs/12b_serve.ipynb #6c26a695
-def rollout_worker(cfg: ServeConfig, max_batches: int = 0, token: str | None = None) -> dict:
-    "Sample batches for the trainer at `cfg.trainer_url` until training is over (or `max_batches`); returns counts."
+def rollout_worker(cfg: ServeConfig, max_batches: int = 0, token: str | None = None,
+                   sampler: typing.Callable | None = None) -> dict:
+    ("Sample batches for the trainer at `cfg.trainer_url` until training is over (or `max_batches`); returns counts. "
+     "`sampler(policy, task, run)`, when given, returns what samples in the policy's place (chapter 13's vLLM engine).")
     client = Client(cfg.trainer_url, read_token(cfg) if token is None else token, cfg.patience)
     try: run = type(cfg).from_dict(client.json('/config'))
     except TrainerGone as e: raise ConfigError(str(e)) from None
     torch.set_num_threads(cfg.threads)
     task = TASKS[run.task]()
     policy, _ = task.setup(run)
+    sampling = sampler(policy, task, run) if sampler else policy   # weights load into policy; it follows
     gen = torch.Generator().manual_seed(secrets.randbits(62))
     name = re.sub(r'[^\x21-\x7e]', '_', f"{socket.gethostname()}-{os.getpid()}")[-64:]
     have, refused, refused_at, wait = None, None, 0.0, 0.02
@@ -359,7 +362,7 @@ def rollout_worker(cfg: ServeConfig, max_batches: int = 0, token: str | None = N
                     raise ConfigError(f"the trainer's weights do not fit this worker's model: {e}") from None
                 have = (meta['run'], meta['version'])
             with sampler_precision(policy, run):
-                batch = task.rollout(policy, run, int(torch.randint(2 ** 31 - 1, (1,), generator=gen)), gen)
+                batch = task.rollout(sampling, run, int(torch.randint(2 ** 31 - 1, (1,), generator=gen)), gen)
             status, out = client.submit(batch, have[1], have[0], name)
             if status == 202: counts['accepted'] += 1
             elif status in (409, 429):

@@ -18,7 +18,8 @@ from .lmtask import LanguageTask                   # registers countdown and gsm
 from .prefs import PrefConfig                      # registers sft, dpo and ipo into OBJECTIVES
 from .multiturn import TurnConfig                  # registers countdown_multiturn into TASKS
 from .snapshots import SnapshotSource, TrustConfig
-from .serve import ServeConfig, TrainerSource, rollout_worker
+from .serve import TrainerSource, rollout_worker
+from .vllm import EngineConfig, EngineSource, vllm_policy
 
 # %% auto #0
 __all__ = ['STARTED', 'from_dict', 'EXIT_CODES', 'Config', 'batch_source', 'train', 'show', 'usage', 'parse_cli',
@@ -26,9 +27,9 @@ __all__ = ['STARTED', 'from_dict', 'EXIT_CODES', 'Config', 'batch_source', 'trai
 
 # %% ../nbs/90_cli.ipynb #c1a00008
 @dataclass
-class Config(ServeConfig):
+class Config(EngineConfig):
     ("Every knob of a run: the loop's (05), the model's (06), the preference losses' (09), the multi-turn "
-     "tasks' (10b), the sampler's (11), the transport's (12).")
+     "tasks' (10b), the sampler's (11), the transport's (12), the sampling engine's (13).")
 
 from_dict = Config.from_dict
 
@@ -37,8 +38,9 @@ def batch_source(cfg: Config, task, objective) -> LocalSource:
     "The source of `cfg`'s batches: the trainer's queue, a sampler with its own weights store, or the plain loop."
     if cfg.role == 'trainer': return TrainerSource(task, cfg)          # its token: NANORL_TOKEN or token_file
     if cfg.sampler_dtype or cfg.old_logp != 'recompute' or cfg.tis_cap or cfg.max_staleness:
-        return SnapshotSource(task, keep=cfg.max_staleness + 1)
-    return LocalSource(task, objective)
+        source = SnapshotSource(task, keep=cfg.max_staleness + 1)
+    else: source = LocalSource(task, objective)
+    return EngineSource(source) if cfg.engine == 'vllm' else source
 
 # %% ../nbs/90_cli.ipynb #c1a00019
 def train(cfg: Config, resume: str | None = None) -> dict:
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None):
     if {'-h', '--help'} & set(argv): print(usage()); return
     try:
         cfg, resume = config_from_argv(argv)
-        if cfg.role == 'rollout': rollout_worker(cfg); return
+        if cfg.role == 'rollout': rollout_worker(cfg, sampler=vllm_policy if cfg.engine == 'vllm' else None); return
         row = train(cfg, resume)
     except ConfigError as e: print(f"nanorl: error: {e}", file=sys.stderr); sys.exit(2)
     except NonFiniteLoss as e: print(f"nanorl: stopped: {e}", file=sys.stderr); sys.exit(1)
