@@ -4,7 +4,7 @@
 
 # %% ../nbs/13_vllm.ipynb #2b4cd001
 from __future__ import annotations
-import importlib.util, math, os, shutil, tempfile, typing
+import importlib.util, math, os, shutil, tempfile, time, typing, warnings
 from dataclasses import dataclass
 from pathlib import Path
 import torch
@@ -15,7 +15,7 @@ from .tasks import cache_dir
 from .serve import ServeConfig
 
 # %% auto #0
-__all__ = ['VLLM_EXTRA', 'LORA_RANKS', 'EngineConfig', 'import_vllm', 'sampling_params', 'vllm_env', 'check_servable',
+__all__ = ['VLLM_EXTRA', 'LORA_RANKS', 'EngineConfig', 'vllm_env', 'import_vllm', 'sampling_params', 'check_servable',
            'VLLMEngine', 'generate', 'push', 'VLLMPolicy', 'vllm_policy', 'EngineSource']
 
 # %% ../nbs/13_vllm.ipynb #7dd1d937
@@ -32,17 +32,27 @@ class EngineConfig(ServeConfig):
         check_choice('engine', self.engine, ('hf', 'vllm'))
         check_rules(self, [('vllm_gpu_memory', lambda v: 0 < v <= 1, "a share between 0 and 1")])
         if self.engine == 'hf': return
+        if self.role != 'trainer' and importlib.util.find_spec('vllm') is None:
+            raise ConfigError(f"engine vllm needs vLLM, which is not installed: {VLLM_EXTRA}")
+        if self.role == 'rollout': return                  # a worker's task and algo are the trainer's
         if self.task_kind != 'language':
             raise ConfigError(f"engine vllm samples language models; {self.task} is a control task: drop engine")
         if not objective_of(self).sampled:
             raise ConfigError(f"{self.algo} learns from a file, not from sampled batches: engine applies to RL algos; "
                               f"drop it, or choose an RL algo such as grpo")
-        if self.role != 'trainer' and importlib.util.find_spec('vllm') is None:
-            raise ConfigError(f"engine vllm needs vLLM, which is not installed: {VLLM_EXTRA}")
 
 # %% ../nbs/13_vllm.ipynb #65b9cf90
+def vllm_env():
+    "Defaults for vLLM on this machine, set only where the environment does not set them."
+    if not torch.cuda.is_available():
+        os.environ.setdefault('VLLM_CPU_KVCACHE_SPACE', '1')           # GiB of KV cache
+        os.environ.setdefault('VLLM_ENABLE_V1_MULTIPROCESSING', '0')   # the engine in this process
+    os.environ.setdefault('VLLM_CACHE_ROOT', str(cache_dir() / 'vllm'))
+    os.environ.setdefault('VLLM_LOGGING_LEVEL', 'WARNING')                # its INFO lines would drown the run's own
+
 def import_vllm():
     "The `vllm` package, or a `ConfigError` that names the extra to install."
+    vllm_env()
     try: import vllm
     except ImportError: raise ConfigError(f"engine vllm needs vLLM, which is not installed: {VLLM_EXTRA}") from None
     return vllm
@@ -58,14 +68,6 @@ def sampling_params(n: int, temperature: float, max_new_tokens: int, stop_ids: l
                                 logprobs=None if greedy else 0, seed=s, detokenize=False) for s in seeds]
 
 # %% ../nbs/13_vllm.ipynb #f462d941
-def vllm_env():
-    "Defaults for vLLM on this machine, set only where the environment does not set them."
-    if not torch.cuda.is_available():
-        os.environ.setdefault('VLLM_CPU_KVCACHE_SPACE', '1')           # GiB of KV cache
-        os.environ.setdefault('VLLM_ENABLE_V1_MULTIPROCESSING', '0')   # the engine in this process
-    os.environ.setdefault('VLLM_CACHE_ROOT', str(cache_dir() / 'vllm'))
-    os.environ.setdefault('VLLM_LOGGING_LEVEL', 'WARNING')                # its INFO lines would drown the run's own
-
 def check_servable(path: str | os.PathLike):
     "Raise `ConfigError` when vLLM on this machine's CPU cannot run the model in `path` (its attention head size)."
     if torch.cuda.is_available(): return
@@ -86,16 +88,17 @@ class VLLMEngine:
     "A generation-only vLLM engine over the model folder `path`: `generate` as `HFPolicy.generate`, `push` weights."
     def __init__(self, path: str | os.PathLike, lora_rank: int = 0, dtype: str = 'float32', seed: int = 0,
                  max_num_seqs: int = 256, gpu_memory: float = 0.4):
-        vllm_env()
         vllm = import_vllm()
         check_servable(path)
         gpu = torch.cuda.is_available()
         self.dir, self.lora, self.pushes = Path(tempfile.mkdtemp(prefix='nanorl-vllm-')), None, 0
         lora = dict(enable_lora=True, max_loras=1, max_lora_rank=next(r for r in LORA_RANKS if r >= lora_rank))
-        self.llm = vllm.LLM(model=str(path), dtype=dtype, seed=seed, max_num_seqs=max_num_seqs,
-                            logprobs_mode='processed_logprobs', enforce_eager=not gpu,
-                            **(dict(gpu_memory_utilization=gpu_memory) if gpu else dict(distributed_executor_backend='uni')),
-                            **(lora if lora_rank else {}))
+        device = dict(gpu_memory_utilization=gpu_memory) if gpu else dict(distributed_executor_backend='uni')
+        with warnings.catch_warnings():    # vLLM 0.32 calls torch names torch deprecated: not this run's concern
+            warnings.filterwarnings('ignore', category=FutureWarning, module=r'vllm\.')
+            self.llm = vllm.LLM(model=str(path), dtype=dtype, seed=seed, max_num_seqs=max_num_seqs,
+                                logprobs_mode='processed_logprobs', enforce_eager=not gpu, use_tqdm_on_load=False,
+                                **device, **(lora if lora_rank else {}))
 
     def close(self): shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -162,8 +165,14 @@ class VLLMPolicy:
 
 def vllm_policy(policy, task, cfg) -> VLLMPolicy:
     "`policy` sampled by a new engine over the folder `task` loaded it from, in the run's sampler precision."
+    if task.kind != 'language':
+        raise ConfigError(f"engine vllm samples language models; the trainer runs a {task.kind} task: "
+                          f"start this worker without --engine vllm")
+    t0 = time.perf_counter()
     engine = VLLMEngine(task.model_path, lora_rank=cfg.lora_rank, dtype=cfg.sampler_dtype or cfg.dtype, seed=cfg.seed,
                         max_num_seqs=cfg.gen_batch_size or 256, gpu_memory=cfg.vllm_gpu_memory)
+    print(f"nanorl: vLLM {import_vllm().__version__} engine over {task.model_path} started in "
+          f"{time.perf_counter() - t0:.0f}s", flush=True)
     return VLLMPolicy(policy, engine)
 
 # %% ../nbs/13_vllm.ipynb #305a367a
