@@ -17,8 +17,9 @@ from .config import OBJECTIVES, TASKS, ConfigError, LoopConfig, to_yaml
 from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint
 
 # %% auto #0
-__all__ = ['RL', 'PRESETS', 'Prepared', 'score_all', 'prepare', 'compute_loss', 'Objective', 'objective_of', 'NonFiniteLoss',
-           'backward', 'update', 'build', 'LocalSource', 'restore', 'claim_run_dir', 'stop_on_signals', 'train']
+__all__ = ['RL', 'SOLO', 'PRESETS', 'Prepared', 'score_all', 'prepare', 'compute_loss', 'Objective', 'objective_of',
+           'NonFiniteLoss', 'Solo', 'backward', 'update', 'build', 'LocalSource', 'restore', 'claim_run_dir',
+           'stop_on_signals', 'train']
 
 # %% ../nbs/05c_train.ipynb #a708a70c
 @dataclass
@@ -117,19 +118,36 @@ def objective_of(cfg) -> Objective:
 class NonFiniteLoss(FloatingPointError):
     "The loss or gradient became NaN or inf; the optimizer step it belonged to was not taken."
 
-def backward(d: Prepared, idx: Tensor, policy, critic, cfg, objective: Objective = RL) -> tuple[float, dict]:
+class Solo:
+    "The processes a run trains in: this one alone. Chapter 14's `Ranks` overrides each method for several."
+    rank, size = 0, 1
+    def wrap(self, module): return module                    # what the loss calls in place of `module`
+    def norm(self, local: float) -> float: return local      # a minibatch's normaliser, counted over every process
+    def part(self, cfg): return cfg                          # the config this process samples its part with
+    def generator(self, generator, seed: int): return generator   # the generator this process samples with
+    def decide(self, end: str) -> str: return end            # rank 0's reason to stop, on every rank
+    def close(self): pass
+
+SOLO = Solo()
+
+def backward(d: Prepared, idx: Tensor, policy, critic, cfg, objective: Objective = RL,
+             world: Solo = SOLO) -> tuple[float, dict]:
     "Accumulate into `.grad` the gradient of the minibatch `idx` of `d`, micro-batch by micro-batch."
-    norm = objective.norm(d.mask[idx], cfg)
-    total, sums = 0.0, {}
+    norm = world.norm(objective.norm(d.mask[idx], cfg))
+    total, sums, bad = 0.0, {}, None
     for s in micro_batches(len(idx), cfg.micro_batch):
         loss, stats = objective.loss(policy, critic, d.rows(idx[s]), norm, cfg)
-        if not torch.isfinite(loss): raise NonFiniteLoss(f"loss is {loss.item()}")
+        if not torch.isfinite(loss):
+            if world.size == 1: raise NonFiniteLoss(f"loss is {loss.item()}")
+            bad = loss.item()    # the other ranks wait in this backward's all-reduce: join it (the NaN reaches them)
         loss.backward()
         total += loss.item()
         for k, v in stats.items(): sums[k] = sums.get(k, 0.0) + v
+    if bad is not None: raise NonFiniteLoss(f"loss is {bad}")
     return total, sums
 
-def update(d: Prepared, policy, critic, opt, cfg, generator: torch.Generator, objective: Objective = RL) -> dict:
+def update(d: Prepared, policy, critic, opt, cfg, generator: torch.Generator, objective: Objective = RL,
+           world: Solo = SOLO) -> dict:
     "The inner loop over epochs and minibatches; returns the mean loss and gradient norm and statistics per unit."
     params = [p for g in opt.param_groups for p in g['params']]
     sums, losses, grad_norms = {}, [], []
@@ -137,7 +155,7 @@ def update(d: Prepared, policy, critic, opt, cfg, generator: torch.Generator, ob
         for idx in torch.randperm(len(d), generator=generator).tensor_split(cfg.minibatches):
             opt.zero_grad(set_to_none=True)
             try:
-                loss, stats = backward(d, idx, policy, critic, cfg, objective)
+                loss, stats = backward(d, idx, policy, critic, cfg, objective, world)
                 gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm if cfg.max_grad_norm > 0 else math.inf)
                 if not torch.isfinite(gn): raise NonFiniteLoss(f"gradient norm is {gn.item()}")
             except NonFiniteLoss as e:
@@ -214,13 +232,16 @@ def stop_on_signals(source):
     finally:
         for s, h in old.items(): signal.signal(s, h)
 
-def train(cfg, resume: str | None = None, make_source: typing.Callable | None = None) -> dict:
+def train(cfg, resume: str | None = None, make_source: typing.Callable | None = None, world: Solo = SOLO) -> dict:
     ("Train with `cfg`, continuing from the run directory `resume` if given; returns the last row of the log, "
-     "with `end`: why the run ended (solved, steps, a signal's name, or the source's reason).")
-    if not resume: claim_run_dir(cfg)
+     "with `end`: why the run ended (solved, steps, a signal's name, or the source's reason). With several "
+     "processes (`world`, chapter 14) rank 0 alone writes the log and checkpoints and evaluates.")
+    lead, part = world.rank == 0, world.part(cfg)      # part: this process's share of each batch
+    if not resume and lead: claim_run_dir(cfg)
     torch.set_num_threads(cfg.threads)
-    task, policy, critic, ref, opt = build(cfg)
+    task, policy, critic, ref, opt = build(part)
     objective = objective_of(cfg)
+    learner, learner_critic = world.wrap(policy), critic if critic is None else world.wrap(critic)
     source = (make_source or LocalSource)(task, objective)    # make_source(task, objective): chapters 11 and 12
     generator, start, env_steps, wall0 = torch.Generator().manual_seed(cfg.seed), 0, 0, 0.0
     if resume:
@@ -229,24 +250,27 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
     t_start, saved = time.perf_counter() - wall0, (start if resume else None)
     def checkpoint(step: int, solved: bool = False):
         nonlocal saved
-        save_checkpoint(cfg.run_dir, step, policy, critic, opt, generator, cfg, env_steps=env_steps,
-                        wall_time=time.perf_counter() - t_start, solved=solved)
+        if lead:
+            save_checkpoint(cfg.run_dir, step, policy, critic, opt, generator, cfg, env_steps=env_steps,
+                            wall_time=time.perf_counter() - t_start, solved=solved)
         saved = step
     source.publish(policy, start)
-    cfg.run_dir.mkdir(parents=True, exist_ok=True)
-    to_yaml(cfg, cfg.run_dir / 'config.yaml')
-    log = CSVLog(cfg.run_dir / 'log.csv', keep_until=start if resume else None)
+    if lead:
+        cfg.run_dir.mkdir(parents=True, exist_ok=True)
+        to_yaml(cfg, cfg.run_dir / 'config.yaml')
+    log = CSVLog(cfg.run_dir / 'log.csv', keep_until=start if resume else None) if lead else None
     row, last_eval, end, skips, error = {'step': start}, math.nan, 'steps', 0, ''
-    if not resume:   # the starting point, so every curve (and every before/after test) has its baseline
+    if not resume and lead:   # the starting point, so every curve (and every before/after test) has its baseline
         last_eval = task.evaluate(policy, cfg)
         log.write({'step': 0, 'env_steps': 0, 'eval_return': last_eval, 'wall_time': time.perf_counter() - t_start})
-    bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, disable=not cfg.progress, desc=cfg.name)
+    bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, disable=not (cfg.progress and lead),
+               desc=cfg.name)
     try:
         with stop_on_signals(source):
             for step in bar:
                 t0 = time.perf_counter()
                 seed = int(torch.randint(2 ** 31 - 1, (1,), generator=generator))
-                batch = source.next(policy, cfg, seed, generator)
+                batch = source.next(policy, part, seed, world.generator(generator, seed))
                 if batch is None:                 # the source stopped before a batch came: keep what was trained
                     end = source.stopping or 'the source ran out of batches'
                     if saved != step: checkpoint(step)
@@ -254,7 +278,7 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
                 t1 = time.perf_counter()
                 d = source.prepare(batch, policy, critic, ref, cfg)
                 t_score = time.perf_counter() - t1
-                stats = update(d, policy, critic, opt, cfg, generator, objective)
+                stats = update(d, learner, learner_critic, opt, cfg, generator, objective, world)
                 skips = skips + 1 if stats['skipped'] else 0
                 if skips: bar.write(f"step {step + 1}: batch skipped, {stats.pop('why')}")
                 source.publish(policy, step + 1)
@@ -265,14 +289,15 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
                        't_rollout': t1 - t0, 't_score': t_score, 't_update': t2 - t1 - t_score,
                        'steps_per_s': batch.n_steps / (t1 - t0), **source.stats(d)}
                 solved = False
-                if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
+                if lead and ((step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps):
                     row['eval_return'] = last_eval = task.evaluate(policy, cfg)
                     solved = cfg.stop_when_solved and task.solved_at is not None and last_eval >= task.solved_at
                 row['wall_time'] = time.perf_counter() - t_start
                 row['t_other'] = time.perf_counter() - t2        # evaluation, mostly
-                log.write(row)
+                if lead: log.write(row)
                 bar.set_postfix(reward=f"{row['reward']:.3g}", eval=f"{last_eval:.3g}")
-                end = 'solved' if solved else source.stopping or end
+                end = world.decide('solved' if solved else source.stopping or end)
+                solved = end == 'solved'
                 if ((step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps or end != 'steps'
                         or skips >= cfg.max_skips):
                     checkpoint(step + 1, solved)
@@ -285,8 +310,9 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
         error = f"{type(e).__name__}: {e}"
         raise
     finally:
-        source.close(error); log.close(); task.close(); bar.close()
-    print(task.summary(read_log(cfg.run_dir), cfg))
+        source.close(error); task.close(); bar.close()
+        if log: log.close()
+    if lead: print(task.summary(read_log(cfg.run_dir), cfg))
     return {**row, 'end': end}
 
 # %% ../nbs/05c_train.ipynb #72dcb99e

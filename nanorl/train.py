@@ -4,7 +4,7 @@
 
 # %% ../nbs/90_cli.ipynb #c1a00005
 from __future__ import annotations
-import math, sys, textwrap, time
+import math, os, sys, textwrap, time
 STARTED = time.perf_counter()                            # for the last line's "the whole command took"
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
@@ -20,10 +20,12 @@ from .multiturn import TurnConfig                  # registers countdown_multitu
 from .snapshots import SnapshotSource, TrustConfig
 from .serve import TrainerSource, rollout_worker
 from .vllm import EngineConfig, EngineSource, vllm_policy
+from .ddp import Ranks, launched
+from .loop import SOLO, Solo
 
 # %% auto #0
 __all__ = ['STARTED', 'from_dict', 'EXIT_CODES', 'Config', 'batch_source', 'train', 'show', 'usage', 'parse_cli',
-           'config_from_argv', 'ending', 'main']
+           'config_from_argv', 'ending', 'run', 'main']
 
 # %% ../nbs/90_cli.ipynb #c1a00008
 @dataclass
@@ -43,11 +45,14 @@ def batch_source(cfg: Config, task, objective) -> LocalSource:
     return EngineSource(source) if cfg.engine == 'vllm' else source
 
 # %% ../nbs/90_cli.ipynb #c1a00019
-def train(cfg: Config, resume: str | None = None) -> dict:
+def train(cfg: Config, resume: str | None = None, world: Solo = SOLO) -> dict:
     "Train as `python -m nanorl.train` does: on batches from the source `cfg` asks for (`batch_source`)."
     if cfg.role == 'rollout':
         raise ConfigError("role rollout samples for a trainer and does not train: call rollout_worker(cfg)")
-    return loop.train(cfg, resume, make_source=lambda task, objective: batch_source(cfg, task, objective))
+    if world.size > 1 and cfg.role != 'local':
+        raise ConfigError(f"torchrun started {world.size} ranks, but role {cfg.role} runs in one process: start it "
+                          f"with python -m nanorl.train, or use role local with torchrun")
+    return loop.train(cfg, resume, make_source=lambda task, objective: batch_source(cfg, task, objective), world=world)
 
 # %% ../nbs/90_cli.ipynb #c1a00013
 def show(v) -> str:
@@ -110,18 +115,31 @@ def ending(row: dict, cfg: Config, took: float) -> str:
         end, f"stopped at step {step} ({end}), checkpointed; continue with --resume {cfg.run_dir}")
     return f"nanorl: {why} -> {cfg.run_dir}; training {row.get('wall_time', 0):.1f}s, the command {took:.1f}s"
 
+def run(argv: list[str], world: Solo) -> int:
+    "Everything `main` does for one process of the run; returns the exit status."
+    try:
+        cfg, resume = config_from_argv(argv)
+        if cfg.role == 'rollout':
+            rollout_worker(cfg, sampler=vllm_policy if cfg.engine == 'vllm' else None); return 0
+        row = train(cfg, resume, world)
+    except ConfigError as e: print(f"nanorl: error: {e}", file=sys.stderr); return 2
+    except NonFiniteLoss as e: print(f"nanorl: stopped: {e}", file=sys.stderr); return 1
+    if world.rank == 0:
+        print(time_breakdown(read_log(cfg.run_dir)))
+        print(ending(row, cfg, time.perf_counter() - STARTED), flush=True)
+    return EXIT_CODES.get(row['end'], 1)
+
 def main(argv: list[str] | None = None):
     argv = sys.argv[1:] if argv is None else argv
     if {'-h', '--help'} & set(argv): print(usage()); return
-    try:
-        cfg, resume = config_from_argv(argv)
-        if cfg.role == 'rollout': rollout_worker(cfg, sampler=vllm_policy if cfg.engine == 'vllm' else None); return
-        row = train(cfg, resume)
-    except ConfigError as e: print(f"nanorl: error: {e}", file=sys.stderr); sys.exit(2)
-    except NonFiniteLoss as e: print(f"nanorl: stopped: {e}", file=sys.stderr); sys.exit(1)
-    print(time_breakdown(read_log(cfg.run_dir)))
-    print(ending(row, cfg, time.perf_counter() - STARTED), flush=True)
-    if code := EXIT_CODES.get(row['end'], 1): sys.exit(code)
+    if not launched():
+        if code := run(argv, SOLO): sys.exit(code)
+        return
+    world = Ranks()      # several ranks: leave together, and skip gloo's teardown, which can abort after the work
+    code = run(argv, world)
+    if code in (0, 130, 143): world.close()
+    sys.stdout.flush(); sys.stderr.flush()
+    os._exit(code)
 
 # %% ../nbs/90_cli.ipynb #c1a00017
 #| eval: false
