@@ -58,9 +58,22 @@ class Ranks(Solo):
             raise ConfigError(f"n_prompts {cfg.n_prompts} cannot be split evenly over {self.size} ranks: use a "
                               f"multiple of {self.size} (each rank samples n_prompts / ranks prompts), or "
                               f"torchrun --nproc_per_node with a divisor of {cfg.n_prompts}")
-        return replace(cfg, n_prompts=cfg.n_prompts // self.size)
+        try: return replace(cfg, n_prompts=cfg.n_prompts // self.size)
+        except ConfigError as e:
+            raise ConfigError(f"with {self.size} ranks each samples n_prompts / {self.size} = "
+                              f"{cfg.n_prompts // self.size} prompts, and then: {e}") from None
 
     def generator(self, generator, seed: int): return torch.Generator().manual_seed(seed * self.size + self.rank)
+
+    def any(self, flag: bool) -> bool:
+        flags = torch.tensor([int(flag)])
+        dist.all_reduce(flags, op=dist.ReduceOp.MAX)
+        return bool(flags.item())
+
+    def total(self, values: list) -> list:
+        sums = torch.tensor([float(v) for v in values], dtype=torch.float64)
+        dist.all_reduce(sums)
+        return sums.tolist()
 
     def decide(self, end: str) -> str:
         code = torch.tensor([ENDS.index(end) if end in ENDS else len(ENDS)])
@@ -114,7 +127,9 @@ def check_update(world: Ranks) -> float:
         update(mine, world.wrap(policy), critic and world.wrap(critic), sgd((policy, critic)), cfg,
                torch.Generator().manual_seed(1), world=world)
         update(d, one[0], one[1], sgd(one), cfg, torch.Generator().manual_seed(1), world=SOLO)
-        diff = max((a - b).abs().max().item() for a, b in zip(policy.parameters(), one[0].parameters()))
+        ours = [p for m in (policy, critic) if m is not None for p in m.parameters()]
+        alone = [p for m in one if m is not None for p in m.parameters()]
+        diff = max((a - b).abs().max().item() for a, b in zip(ours, alone))
         worst = max(worst, diff)
         if world.rank == 0: print(f"{case.__name__:13} {algo:4} {agg:20} largest weight difference {diff:.1e}")
     return worst

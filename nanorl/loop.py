@@ -126,6 +126,8 @@ class Solo:
     def part(self, cfg): return cfg                          # the config this process samples its part with
     def generator(self, generator, seed: int): return generator   # the generator this process samples with
     def decide(self, end: str) -> str: return end            # rank 0's reason to stop, on every rank
+    def any(self, flag: bool) -> bool: return flag           # whether any rank says so (a step to skip)
+    def total(self, values: list) -> list: return values     # sums over every rank's share (for the log)
     def close(self): pass
 
 SOLO = Solo()
@@ -154,13 +156,16 @@ def update(d: Prepared, policy, critic, opt, cfg, generator: torch.Generator, ob
     for epoch in range(cfg.epochs):
         for idx in torch.randperm(len(d), generator=generator).tensor_split(cfg.minibatches):
             opt.zero_grad(set_to_none=True)
+            why = ''
             try:
                 loss, stats = backward(d, idx, policy, critic, cfg, objective, world)
                 gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm if cfg.max_grad_norm > 0 else math.inf)
                 if not torch.isfinite(gn): raise NonFiniteLoss(f"gradient norm is {gn.item()}")
-            except NonFiniteLoss as e:
+            except NonFiniteLoss as e: why = str(e)
+            if world.any(bool(why)):      # every rank skips, or none does: the copies must stay the same
                 opt.zero_grad(set_to_none=True)
-                return {'skipped': 1, 'why': str(e), 'loss': math.nan, 'grad_norm': math.nan}
+                return {'skipped': 1, 'why': why or "another rank's loss or gradient was not finite", 'loss': math.nan,
+                        'grad_norm': math.nan}
             # an exactly zero gradient (all groups dead): Adam's momentum alone would still move
             if gn > 0: opt.step()
             losses.append(loss); grad_norms.append(gn.item())
@@ -209,13 +214,14 @@ def restore(resume: str, cfg, policy, critic, opt, generator) -> dict:
     if critic is not None: critic.load_state_dict(ck['critic'])
     return ck
 
-def claim_run_dir(cfg):
-    "Make sure a new run does not write over an earlier one, unless `cfg.overwrite` asks it to."
+def claim_run_dir(cfg, remove: bool = True):
+    ("Make sure a new run does not write over an earlier one, unless `cfg.overwrite` asks it to; `remove` the old "
+     "checkpoint then (with several ranks, rank 0 does, and every rank checks).")
     old = [f for f in ('log.csv', CKPT) if (cfg.run_dir / f).exists()]
     if old and not cfg.overwrite:
         raise ConfigError(f"{cfg.run_dir} already holds a run ({' and '.join(old)}): continue it with --resume "
                           f"{cfg.run_dir}, start another with --name OTHER, or replace it with --overwrite true")
-    (cfg.run_dir / CKPT).unlink(missing_ok=True)      # a replaced run must not be resumable from the old weights
+    if remove: (cfg.run_dir / CKPT).unlink(missing_ok=True)   # a replaced run must not be resumable from old weights
 
 @contextlib.contextmanager
 def stop_on_signals(source):
@@ -237,7 +243,7 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
      "with `end`: why the run ended (solved, steps, a signal's name, or the source's reason). With several "
      "processes (`world`, chapter 14) rank 0 alone writes the log and checkpoints and evaluates.")
     lead, part = world.rank == 0, world.part(cfg)      # part: this process's share of each batch
-    if not resume and lead: claim_run_dir(cfg)
+    if not resume: claim_run_dir(cfg, remove=lead)
     torch.set_num_threads(cfg.threads)
     task, policy, critic, ref, opt = build(part)
     objective = objective_of(cfg)
@@ -283,11 +289,12 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
                 if skips: bar.write(f"step {step + 1}: batch skipped, {stats.pop('why')}")
                 source.publish(policy, step + 1)
                 t2 = time.perf_counter()
-                env_steps += batch.n_steps
-                row = {'step': step + 1, 'env_steps': env_steps, 'reward': float(batch.reward.sum() / batch.n_seqs),
-                       'ep_len': batch.n_steps / batch.n_seqs, 'logp_gap': math.nan, **d.stats, **stats,
+                n_steps, reward_sum, n_seqs = world.total([batch.n_steps, batch.reward.sum(), batch.n_seqs])
+                env_steps += int(n_steps)
+                row = {'step': step + 1, 'env_steps': env_steps, 'reward': float(reward_sum / n_seqs),
+                       'ep_len': n_steps / n_seqs, 'logp_gap': math.nan, **d.stats, **stats,
                        't_rollout': t1 - t0, 't_score': t_score, 't_update': t2 - t1 - t_score,
-                       'steps_per_s': batch.n_steps / (t1 - t0), **source.stats(d)}
+                       'steps_per_s': n_steps / (t1 - t0), **source.stats(d)}
                 solved = False
                 if lead and ((step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps):
                     row['eval_return'] = last_eval = task.evaluate(policy, cfg)

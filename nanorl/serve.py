@@ -334,7 +334,8 @@ class Client:
 def rollout_worker(cfg: ServeConfig, max_batches: int = 0, token: str | None = None,
                    sampler: typing.Callable | None = None) -> dict:
     ("Sample batches for the trainer at `cfg.trainer_url` until training is over (or `max_batches`); returns counts. "
-     "`sampler(policy, task, run)`, when given, returns what samples in the policy's place (chapter 13's vLLM engine).")
+     "`sampler(policy, task, run)`, when given, returns what samples in the policy's place (chapter 13's vLLM engine; "
+     "closed at the end).")
     client = Client(cfg.trainer_url, read_token(cfg) if token is None else token, cfg.patience)
     try: run = type(cfg).from_dict(client.json('/config'))
     except TrainerGone as e: raise ConfigError(str(e)) from None
@@ -379,7 +380,9 @@ def rollout_worker(cfg: ServeConfig, max_batches: int = 0, token: str | None = N
         why = f"the trainer failed ({e})" if isinstance(e, TrainerFailed) else str(e)
         print(f"worker {name}: {why}; stopping with {counts}", file=sys.stderr, flush=True)
         raise SystemExit(1)
-    finally: task.close()
+    finally:
+        task.close()
+        if sampling is not policy: sampling.close()
     print(f"worker {name}: done, {counts}", flush=True)
     return counts
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math, os, sys, textwrap, time
 STARTED = time.perf_counter()                            # for the last line's "the whole command took"
 from dataclasses import dataclass, fields, is_dataclass
+from functools import partial
 from pathlib import Path
 # besides what this module uses: the names users and bench/ import from the top module (TASKS, PRESETS, build, ...)
 from .config import TASKS, ConfigError, load_yaml, to_yaml, write_presets
@@ -120,7 +121,8 @@ def run(argv: list[str], world: Solo) -> int:
     try:
         cfg, resume = config_from_argv(argv)
         if cfg.role == 'rollout':
-            rollout_worker(cfg, sampler=vllm_policy if cfg.engine == 'vllm' else None); return 0
+            engine = partial(vllm_policy, gpu_memory=cfg.vllm_gpu_memory) if cfg.engine == 'vllm' else None
+            rollout_worker(cfg, sampler=engine); return 0
         row = train(cfg, resume, world)
     except ConfigError as e: print(f"nanorl: error: {e}", file=sys.stderr); return 2
     except NonFiniteLoss as e: print(f"nanorl: stopped: {e}", file=sys.stderr); return 1

