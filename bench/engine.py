@@ -21,18 +21,16 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from nanorl.core import micro_batches
-from nanorl.model import HFPolicy, build_model, build_tokenizer, join, save_model
-from nanorl.tasks import make_language_task
-from nanorl.vllm import VLLMEngine
+from nanorl.model import HFPolicy, join
+from nanorl.vllm import VLLMEngine, servable_model
 
 def models(tmp: Path, quick: bool) -> dict[str, str]:
-    ct = make_language_task('countdown', seed=0)
-    tok = build_tokenizer([ct.build_prompt(r) + ct.demonstration(r) for r in ct.train_rows[:300]])
     shapes = {'tiny shape, head size 32': dict(hidden=96, layers=4, heads=3, kv_heads=1),
               'width 384, 8 layers': dict(hidden=384, layers=8, heads=6, kv_heads=2)}
     if quick: shapes = dict(list(shapes.items())[:1])
-    return {name: str(save_model(build_model(tok, **kw), tok, tmp / name.replace(' ', '_').replace(',', '')))
-            for name, kw in shapes.items()}
+    paths = {name: tmp / name.replace(' ', '_').replace(',', '') for name in shapes}
+    for name, kw in shapes.items(): servable_model(paths[name], **kw)
+    return {name: str(p) for name, p in paths.items()}
 
 def prompts_of(pi, n: int) -> list[list[int]]:
     return pi.encode([f"nums {i % 9 + 1} {i % 7 + 1} {i % 5 + 1} target {i % 50 + 1}\n" for i in range(n)])

@@ -4,13 +4,13 @@
 
 # %% ../nbs/14_ddp.ipynb #886b59b7
 from __future__ import annotations
-import copy, os, sys, typing
+import copy, os, sys
 from dataclasses import replace
 import torch
 import torch.distributed as dist
 from torch import nn
 from .config import ConfigError
-from .loop import Solo
+from .loop import SOLO, LoopConfig, Prepared, Solo, build, prepare, update
 
 # %% auto #0
 __all__ = ['ENDS', 'Scorer', 'ScoredByDDP', 'ddp', 'launched', 'Ranks', 'cartpole_case', 'language_case', 'check_update']
@@ -87,14 +87,12 @@ class Ranks(Solo):
 # %% ../nbs/14_ddp.ipynb #792d3b7d
 def cartpole_case(cfg):
     "A prepared CartPole batch from a fixed seed: the MLP policy (and PPO's critic)."
-    from nanorl.loop import build, prepare
     task, policy, critic, ref, opt = build(cfg)
     batch = task.rollout(policy, cfg, seed=0, generator=torch.Generator().manual_seed(0))
     return policy, critic, prepare(batch, policy, critic, ref, cfg)
 
 def language_case(cfg):
     "A small random Qwen2 model (chapter 06) and completions of 1 to 6 tokens with random advantages."
-    from nanorl.loop import Prepared
     from nanorl.model import HFPolicy, build_model, build_tokenizer
     tok = build_tokenizer(['nums 1 2 3 target 6 <answer>1+2+3</answer>'] * 30)
     policy, g = HFPolicy(build_model(tok, hidden=32, layers=2, heads=2, kv_heads=1, seed=0), tok), torch.Generator()
@@ -110,7 +108,7 @@ def language_case(cfg):
 def check_update(world: Ranks) -> float:
     ("Each rank updates on its share of a batch through `world`, and on the whole batch alone; returns the largest "
      "weight difference over every case (CartPole and a language model, each loss aggregation).")
-    from nanorl.loop import SOLO, LoopConfig, update
+    params = lambda ms: [p for m in ms if m is not None for p in m.parameters() if p.requires_grad]
     worst = 0.0
     for case, algo, agg in [(cartpole_case, 'grpo', 'token-mean'), (cartpole_case, 'grpo', 'seq-mean-token-mean'),
                             (cartpole_case, 'grpo', 'constant'), (cartpole_case, 'ppo', 'token-mean'),
@@ -120,16 +118,13 @@ def check_update(world: Ranks) -> float:
                          micro_batch=3, epochs=2, lr=0.01, progress=False)
         policy, critic, d = case(cfg)
         one = copy.deepcopy((policy, critic))
-        sgd = lambda ms: torch.optim.SGD([p for m in ms if m is not None for p in m.parameters() if p.requires_grad],
-                                         lr=cfg.lr)
+        sgd = lambda ms: torch.optim.SGD(params(ms), lr=cfg.lr)
         n = len(d) // world.size
         mine = d.rows(torch.arange(world.rank * n, (world.rank + 1) * n))
         update(mine, world.wrap(policy), critic and world.wrap(critic), sgd((policy, critic)), cfg,
                torch.Generator().manual_seed(1), world=world)
         update(d, one[0], one[1], sgd(one), cfg, torch.Generator().manual_seed(1), world=SOLO)
-        ours = [p for m in (policy, critic) if m is not None for p in m.parameters()]
-        alone = [p for m in one if m is not None for p in m.parameters()]
-        diff = max((a - b).abs().max().item() for a, b in zip(ours, alone))
+        diff = max((a - b).abs().max().item() for a, b in zip(params((policy, critic)), params(one)))
         worst = max(worst, diff)
         if world.rank == 0: print(f"{case.__name__:13} {algo:4} {agg:20} largest weight difference {diff:.1e}")
     return worst

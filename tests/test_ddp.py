@@ -1,12 +1,7 @@
 "Chapter 14 across processes: torchrun with 2 gloo ranks on this CPU, against one process."
-import os, socket, subprocess, sys
-from pathlib import Path
+import os, subprocess, sys
+from test_serve import ROOT, free_port
 from nanorl.runlog import read_log
-
-ROOT = Path(__file__).resolve().parent.parent
-
-def free_port() -> int:
-    with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
 
 def torchrun(*args, n=2, timeout=600, env=None) -> subprocess.CompletedProcess:
     cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', str(n), '--master_addr', '127.0.0.1',

