@@ -41,9 +41,11 @@ def launched() -> bool:
     return int(os.environ.get('WORLD_SIZE', '1')) > 1
 
 class Ranks(Solo):
-    "The ranks `torchrun` started, training one model with DistributedDataParallel (gloo: CPU tensors)."
+    "The ranks `torchrun` started, training one model with DistributedDataParallel (gloo: CPU tensors, nccl: GPU)."
     def __init__(self):
-        if not dist.is_initialized(): dist.init_process_group('gloo')
+        if not dist.is_initialized():
+            if torch.cuda.is_available(): torch.cuda.set_device(int(os.environ.get('LOCAL_RANK', 0)))
+            dist.init_process_group('cpu:gloo,cuda:nccl' if torch.cuda.is_available() else 'gloo')
         self.rank, self.size = dist.get_rank(), dist.get_world_size()
 
     def wrap(self, module): return ScoredByDDP(module) if hasattr(module, 'score') else ddp(module)

@@ -8,7 +8,7 @@ import math, typing
 import torch
 from .core import Batch, grouped
 from .config import TASKS, ConfigError
-from .model import HFPolicy, ModelLoadError, join, positions
+from .model import HFPolicy, ModelLoadError, check_device, join, positions
 from .tasks import TASK_BUILDERS, fisher_exact, heldout_accuracy, make_language_task
 from .tiny import rl_rows, tiny_model
 
@@ -27,6 +27,7 @@ class LanguageTask:
         if cfg.n_eval > len(self.task.eval_rows):
             raise ConfigError(f"n_eval is {cfg.n_eval} but {self.name} holds out {len(self.task.eval_rows)} rows; "
                               f"lower n_eval")
+        check_device(cfg.device)
         if cfg.model == 'tiny':
             path = str(tiny_model(self.name, cfg.seed, progress=cfg.progress))
             self.task.train_rows = rl_rows(self.task)      # prompts the warm-up never saw
@@ -43,7 +44,7 @@ class LanguageTask:
                               f"{str(e).splitlines()[0][:200]}; set lora_rank 0 for full fine-tuning, "
                               f"or install peft") from None
         self.model_path = path
-        return policy, (LMCritic(path) if cfg.use_critic else None)
+        return policy.to(cfg.device), (LMCritic(path).to(cfg.device) if cfg.use_critic else None)
 
     def rollout(self, policy: HFPolicy, cfg, seed: int, generator) -> Batch:
         P, G = cfg.n_prompts, cfg.group_size
@@ -110,8 +111,9 @@ class LMCritic(torch.nn.Module):
 
     def forward(self, obs: torch.Tensor, act: torch.Tensor, obs_mask: torch.Tensor | None = None) -> torch.Tensor:
         "`[N, T]` values of the states before each completion token `act` (the last T columns of `obs`)."
-        mask = torch.ones_like(obs) if obs_mask is None else obs_mask.long()
+        dev = self.head.weight.device
+        mask = (torch.ones_like(obs) if obs_mask is None else obs_mask.long()).to(dev)
         T = act.shape[-1]
-        hidden = self.body(input_ids=obs, attention_mask=mask, position_ids=positions(mask),
+        hidden = self.body(input_ids=obs.to(dev), attention_mask=mask, position_ids=positions(mask),
                            use_cache=False).last_hidden_state
-        return self.head(hidden[:, -T - 1:-1]).squeeze(-1).float()
+        return self.head(hidden[:, -T - 1:-1]).squeeze(-1).float().to(obs.device)

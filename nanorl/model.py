@@ -20,7 +20,7 @@ from .config import ConfigError, LoopConfig, check_choice, check_rules, knob
 __all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'LM_EXTRA', 'LM_KNOBS', 'build_tokenizer', 'build_model', 'save_model',
            'ModelLoadError', 'hub_reachable', 'first_line', 'load_pretrained', 'stop_token_ids', 'checkpointing',
            'HFPolicy', 'left_pad', 'positions', 'cache_name', 'join', 'add_lora', 'weights_of', 'WeightsMismatch',
-           'check_weights', 'load_weights', 'LMConfig']
+           'check_weights', 'load_weights', 'LMConfig', 'check_device']
 
 # %% ../nbs/06_model.ipynb #269b0322
 PAD, EOS = '<pad>', '<eos>'
@@ -133,10 +133,13 @@ class HFPolicy(nn.Module):
         if lora_rank: model = add_lora(model, lora_rank, lora_alpha, lora_targets or LORA_TARGETS)
         return cls(model, tokenizer, **kw)
 
+    @property
+    def device(self) -> torch.device: return next(self.parameters()).device
+
     def autocast(self):
         "bf16 (or fp16) compute over fp32 weights; a no-op in fp32."
         if self.dtype == torch.float32: return contextlib.nullcontext()
-        return torch.autocast(device_type=next(self.parameters()).device.type, dtype=self.dtype)
+        return torch.autocast(device_type=self.device.type, dtype=self.dtype)
 
 # %% ../nbs/06_model.ipynb #aefea872
 @patch
@@ -176,28 +179,29 @@ def cache_name(out) -> str:
 @patch
 @torch.no_grad()
 def _generate_chunk(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, generator, greedy: bool):
-    ids, attn = left_pad(prompt_ids, self.pad_id)
-    B, stop = len(prompt_ids), torch.tensor(self.stop_ids)
+    dev = self.device
+    ids, attn = (t.to(dev) for t in left_pad(prompt_ids, self.pad_id))
+    B, stop = len(prompt_ids), torch.tensor(self.stop_ids, device=dev)
     with self.autocast():
         out = self.model(input_ids=ids, attention_mask=attn, position_ids=positions(attn), use_cache=True)
     key = cache_name(out)
     cache, logits, nxt = getattr(out, key), out.logits[:, -1], positions(attn)[:, -1] + 1
-    done = torch.zeros(B, dtype=torch.bool)
+    done = torch.zeros(B, dtype=torch.bool, device=dev)
     tokens, logps, masks = [], [], []
     for _ in range(max_new_tokens):
         logp_all = (logits.float() / self.temperature).log_softmax(-1)
-        act = (logp_all if greedy else logp_all + gumbel(logp_all.shape, generator)).argmax(-1)
+        act = (logp_all if greedy else logp_all + gumbel(logp_all.shape, generator).to(dev)).argmax(-1)
         act = torch.where(done, self.pad_id, act)
         tokens.append(act); logps.append(logp_all.gather(-1, act[:, None]).squeeze(-1)); masks.append(~done)
         done = done | torch.isin(act, stop)
         if done.all(): break
-        attn = torch.cat([attn, torch.ones(B, 1, dtype=attn.dtype)], 1)
+        attn = torch.cat([attn, torch.ones(B, 1, dtype=attn.dtype, device=dev)], 1)
         with self.autocast():
             out = self.model(input_ids=act[:, None], attention_mask=attn, position_ids=nxt[:, None],
                              use_cache=True, **{key: cache})
         cache, logits, nxt = getattr(out, key), out.logits[:, -1], nxt + 1
     mask = torch.stack(masks, 1).float()
-    return torch.stack(tokens, 1), torch.stack(logps, 1) * mask, mask, ~done
+    return tuple(t.cpu() for t in (torch.stack(tokens, 1), torch.stack(logps, 1) * mask, mask, ~done))
 
 @patch
 def generate(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, generator: torch.Generator | None = None,
@@ -216,13 +220,15 @@ def generate(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, g
 @patch
 def score(self: HFPolicy, obs: Tensor, act: Tensor, obs_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
     "Logprob of each completion token `act` (`[N, T]`, the last T columns of `obs`) and the entropy at each step."
-    mask = torch.ones_like(obs) if obs_mask is None else obs_mask.long()
+    dev = self.device
+    mask = (torch.ones_like(obs) if obs_mask is None else obs_mask.long()).to(dev)
     T = act.shape[-1]
     with self.autocast():
-        logits = self.model(input_ids=obs, attention_mask=mask, position_ids=positions(mask),
+        logits = self.model(input_ids=obs.to(dev), attention_mask=mask, position_ids=positions(mask),
                             logits_to_keep=T + 1, use_cache=False).logits
     logits = logits[:, :-1].float() / self.temperature
-    return logits.log_softmax(-1).gather(-1, act.unsqueeze(-1)).squeeze(-1), entropy(logits)
+    logp = logits.log_softmax(-1).gather(-1, act.to(dev).unsqueeze(-1)).squeeze(-1)
+    return logp.to(obs.device), entropy(logits).to(obs.device)
 
 def join(prompt_ids: list[list[int]], out: dict, pad_id: int) -> tuple[Tensor, Tensor]:
     "`obs` and `obs_mask` for `score`: left-padded prompts followed by the completions in `out`."
@@ -242,8 +248,8 @@ def add_lora(model, rank: int = 8, alpha: float = 16.0, targets=LORA_TARGETS):
 
 # %% ../nbs/06_model.ipynb #b0a11003
 def weights_of(policy: nn.Module) -> dict[str, Tensor]:
-    "Detached copies of the trainable tensors: the LoRA adapter when LoRA is on, every weight otherwise."
-    return {n: p.detach().clone() for n, p in policy.named_parameters() if p.requires_grad}
+    "Detached CPU copies of the trainable tensors: the LoRA adapter when LoRA is on, every weight otherwise."
+    return {n: p.detach().to('cpu', copy=True) for n, p in policy.named_parameters() if p.requires_grad}
 
 class WeightsMismatch(ValueError):
     "Weights that do not fit the policy; the message names the first tensor that is wrong."
@@ -283,11 +289,13 @@ class LMConfig(LoopConfig):
     lora_alpha: float = knob(16.0, "language tasks: LoRA alpha")
     dtype: str = knob('float32', "language tasks: compute dtype, float32 or bfloat16 (weights stay float32)")
     grad_ckpt: bool = knob(False, "language tasks: gradient checkpointing")
+    device: str = knob('cpu', "language tasks: where the model runs, cpu or cuda (under torchrun, each rank's own GPU)")
     n_eval: int = knob(256, "language tasks: held-out problems per greedy evaluation")
 
     def check(self):
         super().check()
         check_choice('dtype', self.dtype, ('float32', 'bfloat16'))
+        check_choice('device', self.device, ('cpu', 'cuda'))
         missing = [m for m in LM_EXTRA if importlib.util.find_spec(m) is None] if self.task_kind == 'language' else []
         if missing:
             raise ConfigError(f"task {self.task} needs {', '.join(missing)}, which are not installed; "
@@ -313,3 +321,11 @@ class LMConfig(LoopConfig):
         return keys + ['seed'] if self.model == 'tiny' and self.task_kind == 'language' else keys
 
 LM_KNOBS = [k for k in LMConfig.keys() if k not in LoopConfig.keys()]   # the knobs this chapter adds
+
+# %% ../nbs/06_model.ipynb #41d178bb
+def check_device(device: str):
+    "Refuse, before any model loads, a device this machine lacks."
+    if device == 'cuda' and not torch.cuda.is_available():
+        raise ConfigError(f"device cuda needs an NVIDIA GPU, and torch {torch.__version__} finds none here "
+                          f"(torch.cuda.is_available() is False): set device cpu, or run the config on a GPU machine "
+                          f"with a CUDA build of torch")

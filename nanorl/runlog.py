@@ -34,7 +34,7 @@ def load_checkpoint(run_dir: str | os.PathLike) -> dict:
     if not (p / CKPT).is_file():
         raise ConfigError(f"no checkpoint in {str(p)!r} (expected {str(p / CKPT)!r}); pass the directory of a run "
                           f"that saved one (see save_every), or drop --resume to start fresh")
-    return torch.load(p / CKPT, weights_only=True)
+    return torch.load(p / CKPT, weights_only=True, map_location='cpu')   # a GPU run resumes anywhere
 
 # %% ../nbs/05b_runlog.ipynb #71083aa5
 # kl: mean k3 estimate of KL(old policy || current policy) when each minibatch's gradient was taken;
