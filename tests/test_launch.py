@@ -1,0 +1,86 @@
+"Chapter 15: the committed configs/ and sky/ are what the chapter writes, and each file says what it should."
+import importlib.util, re, subprocess, sys
+from pathlib import Path
+import pytest, torch, yaml
+from nanorl.config import load_yaml
+from nanorl.launch import TOKEN, command_config, launch_files, leaks, write_launch
+from nanorl.train import Config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+def files_under(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for d in ('configs', 'sky') for p in sorted((root / d).iterdir())}
+
+def test_committed_files_equal_what_the_chapter_writes(tmp_path):
+    written = {str(p.relative_to(tmp_path)) for p in write_launch(tmp_path)}
+    emitted, committed = files_under(tmp_path), files_under(ROOT)
+    assert set(emitted) == written
+    assert sorted(set(committed) - set(emitted)) == [], "files in the repository that the chapter does not write"
+    assert sorted(set(emitted) - set(committed)) == [], "files the chapter writes that are not committed"
+    differ = [k for k in emitted if emitted[k] != committed[k]]
+    assert differ == [], f"run nbs/15_launch.ipynb and commit: {differ}"
+
+def test_every_config_loads_through_Config():
+    paths = sorted((ROOT / 'configs').glob('*.yaml'))
+    assert len(paths) >= 19
+    for p in paths:
+        if needs_missing_vllm(p): continue
+        cfg = Config.from_dict(load_yaml(p))
+        assert cfg.name == p.stem                        # a run is named as its file
+
+def needs_missing_vllm(config: Path) -> bool:
+    "A config that samples with vLLM loads only where vLLM is installed (CI installs it)."
+    return load_yaml(config).get('engine') == 'vllm' and importlib.util.find_spec('vllm') is None
+
+def sky_tasks():
+    for p in sorted((ROOT / 'sky').glob('*.yaml')):
+        docs = list(yaml.safe_load_all(p.read_text()))
+        group = docs[0].get('execution') == 'parallel'
+        yield p, group, docs[1:] if group else docs
+
+def test_every_sky_task_has_resources_setup_run_envs_and_no_token():
+    seen = 0
+    for p, group, tasks in sky_tasks():
+        for t in tasks:
+            assert {'resources', 'setup', 'run', 'envs'} <= set(t), (p.name, t['name'])
+            assert leaks(t) == [], (p.name, t['name'])
+            seen += 1
+        assert not re.search(r'[0-9a-f]{32}', p.read_text()), f"{p.name} holds something shaped like a token"
+    assert seen >= 8
+
+def test_job_groups_find_the_trainer_by_hostname_and_share_the_token_as_a_secret():
+    groups = [(p, tasks) for p, group, tasks in sky_tasks() if group]
+    assert len(groups) == 3
+    for p, tasks in groups:
+        names = [t['name'] for t in tasks]
+        assert names[0] == 'trainer' and len(set(names)) == len(names), p.name
+        for t in tasks:
+            assert t['secrets'] == {TOKEN: None}, (p.name, t['name'])
+        workers = [t for t in tasks if '--role rollout' in t['run']]
+        assert workers, p.name
+        for w in workers:
+            assert 'http://trainer-0.${SKYPILOT_JOBGROUP_NAME}:' in w['run'], w['run']
+        trainer = command_config(tasks[0], ROOT)
+        assert trainer.role == 'trainer' and trainer.host == '0.0.0.0'
+        port = int(re.search(r'JOBGROUP_NAME\}:(\d+)', workers[0]['run']).group(1))
+        assert port == trainer.port
+
+def test_every_training_command_names_a_config_that_loads():
+    for p, group, tasks in sky_tasks():
+        for t in tasks:
+            if 'CONFIG' not in t['envs']: continue
+            if needs_missing_vllm(ROOT / t['envs']['CONFIG']): continue
+            cfg = command_config(t, ROOT)
+            if 'torchrun' in t['run']:
+                assert cfg.n_prompts % 8 == 0, "8 ranks must each sample whole groups"
+
+def test_the_files_are_what_launch_files_says():
+    for name, docs in launch_files().items():
+        assert list(yaml.safe_load_all((ROOT / 'sky' / name).read_text())) == docs
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for machines without a GPU")
+def test_a_gpu_config_on_a_cpu_machine_fails_before_loading_a_model(tmp_path):
+    r = subprocess.run([sys.executable, '-m', 'nanorl.train', '--config', 'configs/countdown_8gpu.yaml', '--out_dir',
+                        str(tmp_path), '--progress', 'false'], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-2000:]
+    assert 'device cuda needs an NVIDIA GPU' in r.stderr and 'set device cpu' in r.stderr, r.stderr
