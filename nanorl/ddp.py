@@ -4,7 +4,7 @@
 
 # %% ../nbs/14_ddp.ipynb #886b59b7
 from __future__ import annotations
-import copy, os, sys
+import copy, datetime, os, sys
 from dataclasses import replace
 import torch
 import torch.distributed as dist
@@ -13,7 +13,7 @@ from .config import ConfigError
 from .loop import SOLO, LoopConfig, Prepared, Solo, build, prepare, update
 
 # %% auto #0
-__all__ = ['ENDS', 'Scorer', 'ScoredByDDP', 'ddp', 'launched', 'Ranks', 'cartpole_case', 'language_case', 'check_update']
+__all__ = ['ENDS', 'WAIT', 'Scorer', 'ScoredByDDP', 'ddp', 'launched', 'Ranks', 'cartpole_case', 'language_case', 'check_update']
 
 # %% ../nbs/14_ddp.ipynb #db988996
 class Scorer(nn.Module):
@@ -40,12 +40,14 @@ def launched() -> bool:
     "Whether `torchrun` started this process as one of several ranks."
     return int(os.environ.get('WORLD_SIZE', '1')) > 1
 
+WAIT = datetime.timedelta(hours=2)   # longest a rank waits in a collective: a trainer rank waits for its workers
+
 class Ranks(Solo):
     "The ranks `torchrun` started, training one model with DistributedDataParallel (gloo: CPU tensors, nccl: GPU)."
     def __init__(self):
         if not dist.is_initialized():
             if torch.cuda.is_available(): torch.cuda.set_device(int(os.environ.get('LOCAL_RANK', 0)))
-            dist.init_process_group('cpu:gloo,cuda:nccl' if torch.cuda.is_available() else 'gloo')
+            dist.init_process_group('cpu:gloo,cuda:nccl' if torch.cuda.is_available() else 'gloo', timeout=WAIT)
         self.rank, self.size = dist.get_rank(), dist.get_world_size()
 
     def wrap(self, module): return ScoredByDDP(module) if hasattr(module, 'score') else ddp(module)

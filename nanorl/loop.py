@@ -126,7 +126,7 @@ class Solo:
     def part(self, cfg): return cfg                          # the config this process samples its part with
     def generator(self, generator, seed: int): return generator   # the generator this process samples with
     def decide(self, end: str) -> str: return end            # rank 0's reason to stop, on every rank
-    def any(self, flag: bool) -> bool: return flag           # whether any rank says so (a step to skip)
+    def any(self, flag: bool) -> bool: return flag           # whether any rank says so (a step to skip, a source out)
     def total(self, values: list) -> list: return values     # sums over every rank's share (for the log)
     def close(self): pass
 
@@ -277,8 +277,9 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
                 t0 = time.perf_counter()
                 seed = int(torch.randint(2 ** 31 - 1, (1,), generator=generator))
                 batch = source.next(policy, part, seed, world.generator(generator, seed))
-                if batch is None:                 # the source stopped before a batch came: keep what was trained
-                    end = source.stopping or 'the source ran out of batches'
+                if world.any(batch is None):      # a source stopped before a batch came: keep what was trained
+                    end = source.stopping or ('the source ran out of batches' if batch is None else
+                                              "another rank's source stopped")
                     if saved != step: checkpoint(step)
                     break
                 t1 = time.perf_counter()

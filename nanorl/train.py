@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math, os, sys, textwrap, time
 STARTED = time.perf_counter()                            # for the last line's "the whole command took"
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from functools import partial
 from pathlib import Path
 # besides what this module uses: the names users and bench/ import from the top module (TASKS, PRESETS, build, ...)
@@ -37,9 +37,11 @@ class Config(EngineConfig):
 from_dict = Config.from_dict
 
 # %% ../nbs/90_cli.ipynb #c1a00011
-def batch_source(cfg: Config, task, objective) -> LocalSource:
-    "The source of `cfg`'s batches: the trainer's queue, a sampler with its own weights store, or the plain loop."
-    if cfg.role == 'trainer': return TrainerSource(task, cfg)          # its token: NANORL_TOKEN or token_file
+def batch_source(cfg: Config, task, objective, world: Solo = SOLO) -> LocalSource:
+    ("The source of `cfg`'s batches: the trainer's queue, a sampler with its own weights store, or the plain loop. "
+     "Each rank of a trainer serves its own workers, on `port + rank`, batches of its share of the prompts.")
+    if cfg.role == 'trainer':                                          # its token: NANORL_TOKEN or token_file
+        return TrainerSource(task, replace(world.part(cfg), port=cfg.port + world.rank))
     if cfg.sampler_dtype or cfg.old_logp != 'recompute' or cfg.tis_cap or cfg.max_staleness:
         source = SnapshotSource(task, keep=cfg.max_staleness + 1)
     else: source = LocalSource(task, objective)
@@ -50,10 +52,8 @@ def train(cfg: Config, resume: str | None = None, world: Solo = SOLO) -> dict:
     "Train as `python -m nanorl.train` does: on batches from the source `cfg` asks for (`batch_source`)."
     if cfg.role == 'rollout':
         raise ConfigError("role rollout samples for a trainer and does not train: call rollout_worker(cfg)")
-    if world.size > 1 and cfg.role != 'local':
-        raise ConfigError(f"torchrun started {world.size} ranks, but role {cfg.role} runs in one process: start it "
-                          f"with python -m nanorl.train, or use role local with torchrun")
-    return loop.train(cfg, resume, make_source=lambda task, objective: batch_source(cfg, task, objective), world=world)
+    return loop.train(cfg, resume, make_source=lambda task, objective: batch_source(cfg, task, objective, world),
+                      world=world)
 
 # %% ../nbs/90_cli.ipynb #c1a00013
 def show(v) -> str:
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None):
         return
     world = Ranks()      # several ranks: leave together, and skip gloo's teardown, which can abort after the work
     code = run(argv, world)
-    if code in (0, 130, 143): world.close()
+    if code != 2: world.close()   # every rank ends its loop at the same step; a config error may be one rank's
     sys.stdout.flush(); sys.stderr.flush()
     os._exit(code)
 

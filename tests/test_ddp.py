@@ -1,7 +1,7 @@
 "Chapter 14 across processes: torchrun with 2 gloo ranks on this CPU, against one process."
-import os, subprocess, sys
-from test_serve import ROOT, free_port
-from nanorl.runlog import read_log
+import os, socket, subprocess, sys
+from test_serve import ROOT, free_port, stop, worker
+from nanorl.runlog import CKPT, read_log
 
 def torchrun(*args, n=2, timeout=600, env=None) -> subprocess.CompletedProcess:
     cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', str(n), '--master_addr', '127.0.0.1',
@@ -42,6 +42,45 @@ def test_rank_count_must_divide_the_batch(tmp_path):
     assert r.returncode != 0
     assert "n_prompts 15 cannot be split evenly over 2 ranks: use a multiple of 2" in r.stderr, r.stderr[-2000:]
 
-def test_only_the_local_role_runs_in_several_ranks(tmp_path):
-    r = train('--out_dir', str(tmp_path), '--role', 'trainer', env={'NANORL_TOKEN': 'x' * 32})
-    assert r.returncode != 0 and "role trainer runs in one process" in r.stderr, r.stderr[-2000:]
+def two_free_ports() -> int:
+    "A port p with p and p + 1 both free (a trainer's rank r listens on p + r)."
+    while True:
+        p = free_port()
+        with socket.socket() as s:
+            try: s.bind(('127.0.0.1', p + 1)); return p
+            except OSError: continue
+
+def trainer_ranks(tmp_path, port, *args) -> subprocess.Popen:
+    "2 trainer ranks under torchrun on loopback, CartPole's async preset (each rank: 8 prompts a batch)."
+    cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', '2', '--master_addr', '127.0.0.1',
+           '--master_port', str(free_port()), '-m', 'nanorl.train', '--config', 'configs/cartpole_async.yaml',
+           '--port', str(port), '--out_dir', str(tmp_path), '--threads', '1', '--progress', 'false',
+           '--stop_when_solved', 'false', *args]
+    return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, 'OMP_NUM_THREADS': '1', 'PYTHONPATH': str(ROOT)},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+def test_trainer_ranks_each_train_on_their_own_workers(tmp_path):
+    port = two_free_ports()
+    ranks = trainer_ranks(tmp_path, port, '--steps', '12')
+    workers = [worker(port + r, '--threads', '1') for r in (0, 1)]
+    out = ranks.communicate(timeout=600)[0]
+    worker_out = [w.communicate(timeout=120)[0] for w in workers]
+    assert ranks.returncode == 0, out[-3000:]
+    assert out.count(f'serving version 0 on http://127.0.0.1:{port}') == 1, out[-3000:]
+    assert out.count(f'serving version 0 on http://127.0.0.1:{port + 1}') == 1, out[-3000:]
+    assert all(w.returncode == 0 for w in workers), worker_out
+    log = read_log(tmp_path / 'cartpole_async')
+    assert log['step'] == list(range(13))
+    assert out.count('"trained": 12,') == 2, out[-3000:]                 # each rank trained on its own worker's
+    episodes = [(b - a) / n for a, b, n in zip(log['env_steps'], log['env_steps'][1:], log['ep_len'][1:])]
+    assert [round(e) for e in episodes] == [16] * 12                     # 8 from each rank's worker, every step
+
+def test_a_trainer_rank_without_workers_stops_every_rank(tmp_path):
+    port = two_free_ports()
+    ranks = trainer_ranks(tmp_path, port, '--steps', '50', '--idle_timeout', '6')
+    only = worker(port, '--threads', '1')                          # feeds rank 0; rank 1 has none
+    out = ranks.communicate(timeout=300)[0]
+    stop(only)
+    assert ranks.returncode == 1, out[-3000:]
+    assert "another rank's source stopped" in out and 'checkpointed' in out, out[-3000:]
+    assert (tmp_path / 'cartpole_async' / CKPT).is_file()

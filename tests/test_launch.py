@@ -62,8 +62,11 @@ def test_job_groups_find_the_trainer_by_hostname_and_share_the_token_as_a_secret
             assert 'http://trainer-0.${SKYPILOT_JOBGROUP_NAME}:' in w['run'], w['run']
         trainer = command_config(tasks[0], ROOT)
         assert trainer.role == 'trainer' and trainer.host == '0.0.0.0'
-        port = int(re.search(r'JOBGROUP_NAME\}:(\d+)', workers[0]['run']).group(1))
-        assert port == trainer.port
+        port = re.search(r'JOBGROUP_NAME\}:(?:\$\(\()?(\d+)(?: \+ SKYPILOT_NODE_RANK % (\d+)\)\))?', workers[0]['run'])
+        assert int(port.group(1)) == trainer.port
+        if 'torchrun' in tasks[0]['run']:      # worker node i feeds rank i % ranks, and every rank has workers
+            ranks = int(port.group(2))
+            assert trainer.n_prompts % ranks == 0 and sum(w.get('num_nodes', 1) for w in workers) >= ranks
 
 def test_every_training_command_names_a_config_that_loads():
     for p, group, tasks in sky_tasks():
