@@ -19,8 +19,8 @@ from .config import ConfigError, LoopConfig, check_choice, check_rules, knob
 # %% auto #0
 __all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'LM_EXTRA', 'LM_KNOBS', 'build_tokenizer', 'build_model', 'save_model',
            'ModelLoadError', 'hub_reachable', 'first_line', 'load_pretrained', 'stop_token_ids', 'checkpointing',
-           'HFPolicy', 'left_pad', 'positions', 'cache_name', 'join', 'add_lora', 'weights_of', 'WeightsMismatch',
-           'check_weights', 'load_weights', 'LMConfig', 'check_device']
+           'HFPolicy', 'left_pad', 'positions', 'evaluating', 'cache_name', 'join', 'add_lora', 'weights_of',
+           'WeightsMismatch', 'check_weights', 'load_weights', 'LMConfig', 'check_device']
 
 # %% ../nbs/06_model.ipynb #269b0322
 PAD, EOS = '<pad>', '<eos>'
@@ -172,6 +172,14 @@ def positions(mask: Tensor) -> Tensor:
     return (mask.cumsum(-1) - 1).clamp(min=0)
 
 # %% ../nbs/06_model.ipynb #56a49412
+@contextlib.contextmanager
+def evaluating(model: nn.Module):
+    "The model in eval mode for a while: a checkpointing model in training mode would turn its KV cache off."
+    was = model.training
+    model.eval()
+    try: yield model
+    finally: model.train(was)
+
 def cache_name(out) -> str:
     "The field of a model output that holds the KV cache: `cache` (transformers 5.2x) or `past_key_values` (5.16)."
     return 'cache' if 'cache' in type(out).__dataclass_fields__ else 'past_key_values'
@@ -208,8 +216,9 @@ def generate(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, g
              greedy: bool = False, batch_size: int = 0) -> dict[str, Tensor]:
     """Sample a completion per prompt, `batch_size` prompts at a time (0: all at once). Returns `tokens`, `logp`,
     `mask` (1 up to and including the stop token), all `[B, T]`, and `truncated` `[B]`."""
-    chunks = [self._generate_chunk(prompt_ids[s], max_new_tokens, generator, greedy)
-              for s in micro_batches(len(prompt_ids), batch_size)]
+    with evaluating(self.model):
+        chunks = [self._generate_chunk(prompt_ids[s], max_new_tokens, generator, greedy)
+                  for s in micro_batches(len(prompt_ids), batch_size)]
     T = max(c[0].shape[1] for c in chunks)
     pad = lambda x, v: torch.nn.functional.pad(x, (0, T - x.shape[1]), value=v)
     return {'tokens': torch.cat([pad(c[0], self.pad_id) for c in chunks]),

