@@ -1,22 +1,10 @@
-"The committed configs are exactly what the chapters' presets write, every one of them loads, and runs a step."
+("Every committed config runs a step (tests/test_launch.py checks they are what chapter 15 writes); a GPU config "
+ "runs here on the CPU, without vLLM, its model swapped like every language config's.")
 import hashlib, json
 from pathlib import Path
-from nanorl.train import Config, PRESETS, load_yaml, write_presets
-from nanorl.prefs import PREF_PRESETS
-from nanorl.lm import LM_PRESETS
-from nanorl.serve import ASYNC_PRESETS
-from nanorl.multiturn import MULTITURN_PRESETS
+from nanorl.train import Config, load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-
-def test_committed_configs_equal_the_presets(tmp_path):
-    written = [*write_presets(Config, PRESETS, tmp_path, prefix='cartpole_'),
-               *[p for presets in (PREF_PRESETS, LM_PRESETS, MULTITURN_PRESETS, ASYNC_PRESETS)
-                 for p in write_presets(Config, presets, tmp_path)]]
-    assert sorted(p.name for p in written) == sorted(p.name for p in (ROOT / 'configs').glob('*.yaml'))
-    for p in written:
-        assert p.read_text() == (ROOT / 'configs' / p.name).read_text(), f"configs/{p.name} is stale: run its chapter"
-        Config.from_dict(load_yaml(ROOT / 'configs' / p.name))
 
 def digest(run: Path) -> dict:
     return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(run.iterdir())}
@@ -33,6 +21,7 @@ def test_every_shipped_config_runs_a_step_and_touches_no_other_run(tmp_path, nan
         extra = ['--steps', '1', '--eval_every', '1', '--stop_when_solved', 'false', '--role', 'local']
         if cfg.task_kind == 'language': extra += ['--model', quick_model, '--n_eval', '8', '--n_prompts', '4']
         if cfg.algo in ('dpo', 'ipo'): extra += ['--data', str(pairs)]
+        if cfg.device == 'cuda': extra += ['--device', 'cpu', '--engine', 'hf']
         p = nanorl_cli('--config', str(path), '--out_dir', str(out), '--progress', 'false', *extra)
         assert p.returncode == 0, (path.name, p.stderr[-2000:])
         assert p.stdout.strip().splitlines()[-1].startswith(f"nanorl: finished all 1 steps -> {out / path.stem}"), \
