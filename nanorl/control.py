@@ -62,8 +62,8 @@ def reset_seeds(seed: int, n_prompts: int, group_size: int) -> int | list[int]:
 
 # %% ../nbs/04_control.ipynb #23260826
 def gumbel(shape, generator: torch.Generator | None = None) -> Tensor:
-    "Standard Gumbel noise: argmax(logits + gumbel) is a sample from softmax(logits)."
-    return -torch.empty(shape).exponential_(generator=generator).log()
+    "Standard Gumbel noise (on the generator's device): argmax(logits + gumbel) is a sample from softmax(logits)."
+    return -torch.empty(shape, device=generator.device if generator else None).exponential_(generator=generator).log()
 
 # %% ../nbs/04_control.ipynb #db8f7a50
 @torch.no_grad()

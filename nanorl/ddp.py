@@ -46,7 +46,8 @@ class Ranks(Solo):
     "The ranks `torchrun` started, training one model with DistributedDataParallel (gloo: CPU tensors, nccl: GPU)."
     def __init__(self):
         if not dist.is_initialized():
-            if torch.cuda.is_available(): torch.cuda.set_device(int(os.environ.get('LOCAL_RANK', 0)))
+            local = int(os.environ.get('LOCAL_RANK', 0))
+            if local < torch.cuda.device_count(): torch.cuda.set_device(local)   # more ranks than GPUs: CPU work
             dist.init_process_group('cpu:gloo,cuda:nccl' if torch.cuda.is_available() else 'gloo', timeout=WAIT)
         self.rank, self.size = dist.get_rank(), dist.get_world_size()
 

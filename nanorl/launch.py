@@ -8,6 +8,7 @@ import re, shlex, warnings
 from pathlib import Path
 import yaml
 from .config import load_yaml, write_presets
+from .runlog import CKPT
 from .loop import PRESETS
 from .prefs import PREF_PRESETS
 from .lm import LM_PRESETS
@@ -16,10 +17,10 @@ from .serve import ASYNC_PRESETS
 from .vllm import EngineConfig
 
 # %% auto #0
-__all__ = ['HUB_MODEL', 'LORA', 'ON_GPU', 'GPU_PRESETS', 'PRESET_FILES', 'PORT', 'TOKEN', 'CPU_NODE', 'GPU_24GB', 'GPU_80GB',
-           'SKY_README', 'WHAT', 'SECRET_NAME', 'write_configs', 'setup', 'train_command', 'trainer_url',
-           'worker_command', 'check_feed', 'task', 'job_group', 'full_group', 'launch_files', 'LiteralDumper',
-           'launch_command', 'to_text', 'write_launch', 'leaks', 'command_config']
+__all__ = ['HUB_MODEL', 'LORA', 'ON_GPU', 'GPU_PRESETS', 'PRESET_FILES', 'PORT', 'RUNS', 'TOKEN', 'CPU_NODE', 'GPU_24GB',
+           'GPU_80GB', 'SKY_README', 'WHAT', 'SECRET_NAME', 'write_configs', 'setup', 'train_command', 'trainer_url',
+           'worker_command', 'check_feed', 'task', 'job_group', 'tasks_of', 'full_group', 'launch_files',
+           'LiteralDumper', 'launch_command', 'to_text', 'write_launch', 'leaks', 'command_config']
 
 # %% ../nbs/15_launch.ipynb #e5452bc1
 HUB_MODEL = 'Qwen/Qwen2.5-0.5B-Instruct'
@@ -45,6 +46,7 @@ def write_configs(out_dir: str | Path = 'configs') -> list[Path]:
 
 # %% ../nbs/15_launch.ipynb #2e3d1d94
 PORT = 8470                              # the trainer's port (ServeConfig's default)
+RUNS = '/runs'                           # where a job group's trainer writes its run: a bucket, mounted
 TOKEN = 'NANORL_TOKEN'                   # the shared token's variable (chapter 12b reads it)
 CPU_NODE = {'infra': 'kubernetes', 'cpus': '2+', 'memory': '8+'}   # a pod of `sky local up`'s cluster
 GPU_24GB = {'L4': 1, 'A10G': 1}          # any one 24 GB GPU SkyPilot finds
@@ -55,10 +57,14 @@ def setup(gpu: bool, vllm: bool = True) -> str:
     if not gpu: return "pip install torch --index-url https://download.pytorch.org/whl/cpu\npip install -e '.[lm]'\n"
     return f"pip install -e '.[{'vllm' if vllm else 'lm'}]'\n"
 
-def train_command(*overrides: str, torchrun: bool = False) -> str:
-    "Train with the config in `$CONFIG`; `torchrun`: one rank per GPU of the node."
+def train_command(*overrides: str, torchrun: bool = False, keep: bool = False) -> str:
+    ("Train with the config in `$CONFIG`; `torchrun`: one rank per GPU of the node; `keep`: write the run under "
+     "`RUNS` (a bucket) and resume it from there when it has a checkpoint, so a recovered job continues.")
     start = 'torchrun --nproc_per_node $SKYPILOT_NUM_GPUS_PER_NODE -m' if torchrun else 'python -m'
-    return ' '.join([start, 'nanorl.train --config $CONFIG', *overrides]) + '\n'
+    command = ' '.join([start, 'nanorl.train --config $CONFIG', *overrides])
+    if not keep: return command + '\n'
+    return (f"RUN={RUNS}/$(basename $CONFIG .yaml)\n"
+            f"{command} --out_dir {RUNS} $([ -f $RUN/{CKPT} ] && echo --resume $RUN)\n")
 
 def trainer_url(port: int = PORT, ranks: int = 1) -> str:
     ("The trainer's address seen from any task of the group: node 0 of the task named `trainer`; with several "
@@ -83,18 +89,28 @@ def check_feed(ranks: int, workers: int):
                       f"so the least-fed rank sets the pace; use a multiple of {ranks}", stacklevel=2)
 
 def task(name: str, resources: dict, setup: str, run: str, config: str = '', num_nodes: int = 1,
-         secret: bool = False) -> dict:
+         secret: bool = False, bucket: bool = False) -> dict:
     ("One SkyPilot task: the repository as its workdir, the config file (if it trains) in its envs as `CONFIG`, "
-     "the token as a secret if it talks to the trainer.")
-    envs = {**({'CONFIG': config} if config else {}), 'PYTHONUNBUFFERED': '1'}
+     "the token as a secret if it talks to the trainer, `RUNS` mounted from the bucket `$RUNS_BUCKET` if it keeps "
+     "its run (SkyPilot refuses to launch it until `--env RUNS_BUCKET=...` names one).")
+    envs = {**({'CONFIG': config} if config else {}), **({'RUNS_BUCKET': None} if bucket else {}),
+            'PYTHONUNBUFFERED': '1'}
+    mounts = {'file_mounts': {RUNS: {'name': '${RUNS_BUCKET}', 'mode': 'MOUNT_CACHED'}}} if bucket else {}
     return {'name': name, 'resources': resources, **({'num_nodes': num_nodes} if num_nodes > 1 else {}),
-            'workdir': '.', 'envs': envs, **({'secrets': {TOKEN: None}} if secret else {}), 'setup': setup, 'run': run}
+            'workdir': '.', 'envs': envs, **({'secrets': {TOKEN: None}} if secret else {}), **mounts,
+            'setup': setup, 'run': run}
 
-def job_group(name: str, *tasks: dict) -> list[dict]:
-    "A job group: its header, then its tasks, all started at once."
+def job_group(name: str, *tasks: dict, primary: str = 'trainer') -> list[dict]:
+    ("A job group: its header, then its tasks, all started at once. The group ends when its `primary` task does "
+     "(the others get 30 s to leave), so workers never outlive their trainer.")
     names = [t['name'] for t in tasks]
     if len(set(names)) != len(names): raise ValueError(f"task names repeat in job group {name}: {names}")
-    return [{'name': name, 'execution': 'parallel'}, *tasks]
+    if primary not in names: raise ValueError(f"job group {name} has no task {primary!r} to end with: {names}")
+    return [{'name': name, 'execution': 'parallel', 'primary_tasks': [primary], 'termination_delay': '30s'}, *tasks]
+
+def tasks_of(docs: list[dict]) -> list[dict]:
+    "The task documents of a file: all of them, or all but a job group's header."
+    return docs[1:] if docs[0].get('execution') == 'parallel' else docs
 
 # %% ../nbs/15_launch.ipynb #9cfcb3b4
 def full_group(ranks: int, workers: int) -> list[dict]:
@@ -102,7 +118,7 @@ def full_group(ranks: int, workers: int) -> list[dict]:
     check_feed(ranks, workers)
     return job_group('nanorl-countdown-full',
         task('trainer', {'accelerators': dict.fromkeys(GPU_80GB, ranks)}, setup(gpu=True),
-             train_command(torchrun=True), 'configs/countdown_async_8gpu.yaml', secret=True),
+             train_command(torchrun=True, keep=True), 'configs/countdown_async_8gpu.yaml', secret=True, bucket=True),
         task('rollout', {'accelerators': GPU_80GB}, setup(gpu=True),
              worker_command('--engine vllm --vllm_gpu_memory 0.8', ranks=ranks), num_nodes=workers, secret=True))
 
@@ -115,8 +131,8 @@ def launch_files() -> dict[str, list[dict]]:
                  secret=True),
             task('rollout', CPU_NODE, cpu, worker_command('--threads 2'), secret=True)),
         'countdown_2gpu.yaml': job_group('nanorl-countdown-2gpu',
-            task('trainer', {'accelerators': GPU_24GB}, gpu, train_command(), 'configs/countdown_async_gpu.yaml',
-                 secret=True),
+            task('trainer', {'accelerators': GPU_24GB}, gpu, train_command(keep=True),
+                 'configs/countdown_async_gpu.yaml', secret=True, bucket=True),
             task('rollout', {'accelerators': GPU_24GB}, gpu, worker_command('--engine vllm --vllm_gpu_memory 0.7'),
                  secret=True)),
         'countdown_full.yaml': full_group(ranks=8, workers=8),
@@ -137,8 +153,9 @@ LiteralDumper.add_representer(str, _literal)
 
 def launch_command(name: str, docs: list[dict]) -> str:
     "How to launch the file `name`: a job group as a managed job with the token, a task on a cluster of its own."
-    if docs[0].get('execution') == 'parallel': return f"sky jobs launch sky/{name} --secret {TOKEN}"
-    return f"sky launch -c {docs[0]['name']} sky/{name}"
+    if docs[0].get('execution') != 'parallel': return f"sky launch -c {docs[0]['name']} sky/{name}"
+    bucket = any('RUNS_BUCKET' in t['envs'] for t in tasks_of(docs))
+    return f"sky jobs launch sky/{name} --secret {TOKEN}" + (" --env RUNS_BUCKET=<your bucket>" if bucket else "")
 
 def to_text(name: str, docs: list[dict]) -> str:
     "The file's text: where it comes from, how to launch it, then its documents."
@@ -153,7 +170,10 @@ SkyPilot launch files, written by the last chapter of the course (`nbs/15_launch
 the committed files equal what it writes, and that SkyPilot's own loader accepts them. Edit the chapter, not these
 files. Launch from the repository's root, with SkyPilot installed in an environment of its own (`pip install
 skypilot==0.14.1`: it pins an older `click` than transformers allows). A job group needs the shared token in the
-launching shell: `export NANORL_TOKEN=$(python -c 'import secrets; print(secrets.token_hex(32))')`.
+launching shell: `export NANORL_TOKEN=$(python -c 'import secrets; print(secrets.token_hex(32))')`. The trainer of a
+GPU group writes its run (log, checkpoint) into a bucket of yours, mounted at `/runs`: name it with
+`--env RUNS_BUCKET=...`; a trainer restarted after a preemption resumes from it. `sky launch` clusters keep
+`runs/` until `sky down`.
 
 | file | what runs | launch |
 |---|---|---|
@@ -186,8 +206,10 @@ def leaks(doc: dict) -> list[str]:
 
 # %% ../nbs/15_launch.ipynb #c32d08e7
 def command_config(doc: dict, root: str | Path = '.') -> EngineConfig:
-    "The config a task's run line would train with: its config file under `root` and its overrides."
-    words = shlex.split(doc['run'].replace('$CONFIG', doc['envs']['CONFIG']))
+    ("The config a task's run line would train with: its config file under `root` and its overrides (a fresh start: "
+     "the shell's `$(...)`, which resumes a kept run, is left out).")
+    line = next(ln for ln in doc['run'].splitlines() if 'nanorl.train' in ln)
+    words = shlex.split(re.sub(r'\$\(.*\)', '', line.replace('$CONFIG', doc['envs']['CONFIG'])))
     args = words[words.index('nanorl.train') + 1:]
     over = dict(zip((k.removeprefix('--') for k in args[::2]), args[1::2]))
     return EngineConfig.from_dict(over, base=load_yaml(Path(root) / over.pop('config')))

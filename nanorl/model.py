@@ -190,15 +190,18 @@ def _generate_chunk(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens:
     dev = self.device
     ids, attn = (t.to(dev) for t in left_pad(prompt_ids, self.pad_id))
     B, stop = len(prompt_ids), torch.tensor(self.stop_ids, device=dev)
+    noise = generator if generator is None or generator.device == dev else \
+        torch.Generator(dev).manual_seed(int(torch.randint(2 ** 62, (1,), generator=generator)))
     with self.autocast():
-        out = self.model(input_ids=ids, attention_mask=attn, position_ids=positions(attn), use_cache=True)
+        out = self.model(input_ids=ids, attention_mask=attn, position_ids=positions(attn), use_cache=True,
+                         logits_to_keep=1)
     key = cache_name(out)
     cache, logits, nxt = getattr(out, key), out.logits[:, -1], positions(attn)[:, -1] + 1
     done = torch.zeros(B, dtype=torch.bool, device=dev)
     tokens, logps, masks = [], [], []
     for _ in range(max_new_tokens):
         logp_all = (logits.float() / self.temperature).log_softmax(-1)
-        act = (logp_all if greedy else logp_all + gumbel(logp_all.shape, generator).to(dev)).argmax(-1)
+        act = (logp_all if greedy else logp_all + gumbel(logp_all.shape, noise).to(dev)).argmax(-1)
         act = torch.where(done, self.pad_id, act)
         tokens.append(act); logps.append(logp_all.gather(-1, act[:, None]).squeeze(-1)); masks.append(~done)
         done = done | torch.isin(act, stop)
@@ -336,5 +339,5 @@ def check_device(device: str):
     "Refuse, before any model loads, a device this machine lacks."
     if device == 'cuda' and not torch.cuda.is_available():
         raise ConfigError(f"device cuda needs an NVIDIA GPU, and torch {torch.__version__} finds none here "
-                          f"(torch.cuda.is_available() is False): set device cpu, or run the config on a GPU machine "
-                          f"with a CUDA build of torch")
+                          f"(torch.cuda.is_available() is False): set device cpu in the config (a rollout worker "
+                          f"takes its trainer's), or run it on a GPU machine with a CUDA build of torch")

@@ -21,7 +21,7 @@ from .multiturn import TurnConfig                  # registers countdown_multitu
 from .snapshots import SnapshotSource, TrustConfig
 from .serve import TrainerSource, rollout_worker
 from .vllm import EngineConfig, EngineSource, vllm_policy
-from .ddp import Ranks, launched
+from .ddp import WAIT, Ranks, launched
 from .loop import SOLO, Solo
 
 # %% auto #0
@@ -41,6 +41,11 @@ def batch_source(cfg: Config, task, objective, world: Solo = SOLO) -> LocalSourc
     ("The source of `cfg`'s batches: the trainer's queue, a sampler with its own weights store, or the plain loop. "
      "Each rank of a trainer serves its own workers, on `port + rank`, batches of its share of the prompts.")
     if cfg.role == 'trainer':                                          # its token: NANORL_TOKEN or token_file
+        if world.size > 1 and not 0 < cfg.idle_timeout < WAIT.total_seconds():
+            raise ConfigError(f"with {world.size} trainer ranks, idle_timeout must be between 0 and "
+                              f"{WAIT.total_seconds():.0f} s (how long a rank waits for the others in a collective), "
+                              f"got {cfg.idle_timeout:g}: a rank whose workers are gone must stop before its peers "
+                              f"give up on it")
         return TrainerSource(task, replace(world.part(cfg), port=cfg.port + world.rank))
     if cfg.sampler_dtype or cfg.old_logp != 'recompute' or cfg.tis_cap or cfg.max_staleness:
         source = SnapshotSource(task, keep=cfg.max_staleness + 1)
@@ -52,6 +57,10 @@ def train(cfg: Config, resume: str | None = None, world: Solo = SOLO) -> dict:
     "Train as `python -m nanorl.train` does: on batches from the source `cfg` asks for (`batch_source`)."
     if cfg.role == 'rollout':
         raise ConfigError("role rollout samples for a trainer and does not train: call rollout_worker(cfg)")
+    if world.size > 1 and cfg.engine == 'vllm' and cfg.role == 'local':
+        raise ConfigError(f"engine vllm does not run inside {world.size} torchrun ranks: train with role trainer "
+                          f"under torchrun and sample with rollout workers started with --engine vllm (chapter 15's "
+                          f"countdown_full job group), or drop --engine vllm")
     return loop.train(cfg, resume, make_source=lambda task, objective: batch_source(cfg, task, objective, world),
                       world=world)
 
@@ -139,7 +148,9 @@ def main(argv: list[str] | None = None):
         return
     world = Ranks()      # several ranks: leave together, and skip gloo's teardown, which can abort after the work
     code = run(argv, world)
-    if code != 2: world.close()   # every rank ends its loop at the same step; a config error may be one rank's
+    # every way `run` ends but a config error (2) is reached by all ranks at the same step (they decide together
+    # to stop, to skip, to give up on a source): only then may a rank wait for the others in `close`
+    if code != 2: world.close()
     sys.stdout.flush(); sys.stderr.flush()
     os._exit(code)
 

@@ -1,5 +1,6 @@
 "Chapter 14 across processes: torchrun with 2 gloo ranks on this CPU, against one process."
-import os, socket, subprocess, sys
+import importlib.util, os, socket, subprocess, sys
+import pytest
 from test_serve import ROOT, free_port, stop, worker
 from nanorl.runlog import CKPT, read_log
 
@@ -84,3 +85,13 @@ def test_a_trainer_rank_without_workers_stops_every_rank(tmp_path):
     assert ranks.returncode == 1, out[-3000:]
     assert "another rank's source stopped" in out and 'checkpointed' in out, out[-3000:]
     assert (tmp_path / 'cartpole_async' / CKPT).is_file()
+
+def test_trainer_ranks_refuse_an_idle_timeout_longer_than_a_collective_waits(tmp_path):
+    r = train('--out_dir', str(tmp_path), '--role', 'trainer', '--idle_timeout', '0')
+    assert r.returncode != 0 and 'with 2 trainer ranks, idle_timeout must be between 0 and 7200 s' in r.stderr, \
+        r.stderr[-2000:]
+
+@pytest.mark.skipif(importlib.util.find_spec('vllm') is None, reason="engine vllm is refused earlier without vLLM")
+def test_a_vllm_engine_inside_torchrun_ranks_is_refused(tmp_path):
+    r = train('--out_dir', str(tmp_path), '--config', 'configs/countdown_tiny_cpu.yaml', '--engine', 'vllm')
+    assert r.returncode != 0 and 'engine vllm does not run inside 2 torchrun ranks' in r.stderr, r.stderr[-2000:]

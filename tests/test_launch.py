@@ -6,7 +6,7 @@ from test_ddp import train
 from test_serve import free_port, stop, trainer, worker
 from nanorl.config import load_yaml
 from nanorl.runlog import read_log
-from nanorl.launch import TOKEN, command_config, launch_files, leaks, write_launch
+from nanorl.launch import RUNS, TOKEN, command_config, leaks, tasks_of, write_launch
 from nanorl.train import Config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +25,7 @@ def test_committed_files_equal_what_the_chapter_writes(tmp_path):
 
 def test_every_config_loads_through_Config():
     paths = sorted((ROOT / 'configs').glob('*.yaml'))
-    assert len(paths) >= 19
+    assert len(paths) == len(list((ROOT / 'configs').iterdir())) == 20
     for p in paths:
         if needs_missing_vllm(p): continue
         cfg = Config.from_dict(load_yaml(p))
@@ -38,8 +38,7 @@ def needs_missing_vllm(config: Path) -> bool:
 def sky_tasks():
     for p in sorted((ROOT / 'sky').glob('*.yaml')):
         docs = list(yaml.safe_load_all(p.read_text()))
-        group = docs[0].get('execution') == 'parallel'
-        yield p, group, docs[1:] if group else docs
+        yield p, docs[0].get('execution') == 'parallel', tasks_of(docs)
 
 def test_every_sky_task_has_resources_setup_run_envs_and_no_token():
     seen = 0
@@ -57,6 +56,8 @@ def test_job_groups_find_the_trainer_by_hostname_and_share_the_token_as_a_secret
     for p, tasks in groups:
         names = [t['name'] for t in tasks]
         assert names[0] == 'trainer' and len(set(names)) == len(names), p.name
+        header = next(yaml.safe_load_all(p.read_text()))
+        assert header['primary_tasks'] == ['trainer'], p.name      # workers never outlive the trainer
         for t in tasks:
             assert t['secrets'] == {TOKEN: None}, (p.name, t['name'])
         workers = [t for t in tasks if '--role rollout' in t['run']]
@@ -69,7 +70,11 @@ def test_job_groups_find_the_trainer_by_hostname_and_share_the_token_as_a_secret
         assert int(port.group(1)) == trainer.port
         if 'torchrun' in tasks[0]['run']:      # worker node i feeds rank i % ranks, and every rank has workers
             ranks = int(port.group(2))
+            assert set(tasks[0]['resources']['accelerators'].values()) == {ranks}     # one rank per GPU
             assert trainer.n_prompts % ranks == 0 and sum(w.get('num_nodes', 1) for w in workers) >= ranks
+        if 'accelerators' in tasks[0]['resources']:      # a GPU group keeps its run in a bucket, and resumes it
+            assert tasks[0]['file_mounts'][RUNS]['name'] == '${RUNS_BUCKET}' and tasks[0]['envs']['RUNS_BUCKET'] is None
+            assert f'--out_dir {RUNS}' in tasks[0]['run'] and '--resume $RUN' in tasks[0]['run']
 
 def test_every_training_command_names_a_config_that_loads():
     for p, group, tasks in sky_tasks():
@@ -79,10 +84,6 @@ def test_every_training_command_names_a_config_that_loads():
             cfg = command_config(t, ROOT)
             if 'torchrun' in t['run']:
                 assert cfg.n_prompts % 8 == 0, "8 ranks must each sample whole groups"
-
-def test_the_files_are_what_launch_files_says():
-    for name, docs in launch_files().items():
-        assert list(yaml.safe_load_all((ROOT / 'sky' / name).read_text())) == docs
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for machines without a GPU")
 def test_a_gpu_config_on_a_cpu_machine_fails_before_loading_a_model(tmp_path):

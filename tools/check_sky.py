@@ -6,7 +6,7 @@ mean". Then: every task names resources, a setup and a run; every accelerator is
 names (its catalog of clouds needs the network, the names do not); a secret is declared without a value.
 Importing sky writes ~/.sky: run this with HOME set to a temporary folder.
 """
-import sys
+import copy, sys
 from pathlib import Path
 import yaml
 
@@ -21,9 +21,12 @@ def check(path: Path) -> list[str]:
     from sky.utils import dag_utils, gpu_names as names
     docs = list(yaml.safe_load_all(path.read_text()))
     group = docs[0].get('execution') == 'parallel'
-    tasks = dag_utils.load_job_group_from_yaml(str(path)).tasks if group else [sky.Task.from_yaml(str(path))]
     raw = docs[1:] if group else docs
-    problems = []
+    # an env left null must be given at launch (--env NAME=...): give each a stand-in, as the launch would
+    given = [(k, 'stand-in') for d in raw for k, v in (d.get('envs') or {}).items() if v is None]
+    if group: tasks = dag_utils.load_job_group_from_yaml(str(path), env_overrides=given).tasks
+    else: tasks = [sky.Task.from_yaml_config(copy.deepcopy(raw[0]), env_overrides=given)]   # it pops keys
+    problems = [] if len(tasks) == len(raw) else [f"{path.name}: SkyPilot read {len(tasks)} tasks of {len(raw)}"]
     for t, d in zip(tasks, raw):
         where = f"{path.name}: task {t.name}"
         if not d.get('resources'): problems.append(f"{where} names no resources")
