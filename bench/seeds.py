@@ -3,6 +3,8 @@
     python bench/seeds.py                  # GRPO sync (bench/lm_rung.py) and async (bench/async_rung.py), seeds 0 1 2
     python bench/seeds.py --seeds 3 --runs lm_rung:configs/countdown_tiny_cpu.yaml
     python bench/seeds.py --summarize      # only rewrite bench/results/seeds.md from the kept logs
+    python bench/seeds.py --seeds 0 --threads 1 --runs lm_rung:configs/countdown_tiny_cpu.yaml &
+    python bench/seeds.py --seeds 1 --threads 1 --runs lm_rung:configs/countdown_tiny_cpu.yaml   # two at once
 
 Each seed builds its own tiny model (chapter 08: the seed shapes the model, its SFT warm-up and the held-out problems)
 into a fresh, empty NANORL_CACHE (timed), then runs each bench with `--seed`; the benches keep their logs as
@@ -40,7 +42,7 @@ def spread(xs: list, fmt: str = '{:.3f}') -> str:
     m = fmt.format(statistics.median(xs))
     return m if len(xs) == 1 else f"{m} ({fmt.format(xs[0])} to {fmt.format(xs[-1])})"
 
-def run_seed(seed: int, runs: list, cache: Path, book: dict):
+def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int | None = None):
     cfgs = [from_dict({**load_yaml(ROOT / r.split(':', 1)[1]), 'seed': seed}) for r in runs]
     env = {**os.environ, 'NANORL_CACHE': str(cache)}
     builds = {}
@@ -48,15 +50,18 @@ def run_seed(seed: int, runs: list, cache: Path, book: dict):
         t0 = time.perf_counter()
         subprocess.run([sys.executable, '-m', 'nanorl.tiny', task, '--seed', str(seed)], check=True, cwd=ROOT, env=env)
         builds[task] = time.perf_counter() - t0
+    book = json.loads(book_path.read_text()) if book_path.exists() else {'seeds': {}}  # another sitting may write it
     kept = book['seeds'].setdefault(str(seed), {'build_s': {}})
     for task, t in builds.items():   # one list per task: every sitting's build from an empty cache is kept
         old = kept['build_s'].get(task, [])
         kept['build_s'][task] = (old if isinstance(old, list) else [old]) + [t]
     kept.update(machine=machine(), cache='empty at the start of every sitting')
-    (RESULTS / 'seeds.json').write_text(json.dumps(book, indent=1) + '\n')
+    if threads: kept['train_threads'] = threads
+    book_path.write_text(json.dumps(book, indent=1) + '\n')
     for r in runs:
         bench, config = r.split(':', 1)
-        subprocess.run([sys.executable, f'bench/{bench}.py', '--config', config, '--seed', str(seed)],
+        extra = ['--threads', str(threads)] if threads and bench == 'lm_rung' else []
+        subprocess.run([sys.executable, f'bench/{bench}.py', '--config', config, '--seed', str(seed), *extra],
                        check=True, cwd=ROOT, env=env)
 
 def reports(config: str, seeds: list) -> dict:
@@ -107,12 +112,16 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
               for b in (bs if isinstance(bs, list) else [bs])]
     machines = sorted({book['seeds'][str(s)]['machine'] for s in seeds if str(s) in book['seeds']})
     took = spread([b / 60 for b in builds], '{:.1f}') if builds else ''
+    threads = sorted({book['seeds'][str(s)].get('train_threads') for s in seeds if str(s) in book['seeds']} - {None})
+    flag = f" --threads {threads[0]}" if len(threads) == 1 else ''
+    threads = f"Training threads: {' or '.join(map(str, threads))}. " if threads else ''
+    ran = [r for r in runs if reps[r.split(':', 1)[1]]]   # a row that says "not run" is not in the command
     built = f"Building each seed's tiny model from an empty NANORL_CACHE took {took} min. " if builds else ''
     text = '\n'.join(lines) + (
         f"\n\nMedian (min to max) over seeds; held-out greedy accuracy on 256 problems (the seed picks them); "
         f"Fisher's one-sided p of final > start; wall time of the training loop from the log. "
-        f"{built}Machine: {'; '.join(machines) or machine()}. Produced by `python bench/seeds.py --seeds "
-        f"{' '.join(map(str, seeds))} --runs {' '.join(runs)}`.\n")
+        f"{built}{threads}Machine: {'; '.join(machines) or machine()}. Produced by `python bench/seeds.py --seeds "
+        f"{' '.join(map(str, seeds))}{flag} --runs {' '.join(ran) or ' '.join(runs)}`.\n")
     benches = {r.split(':', 1)[0]: r.split(':', 1)[1] for r in reversed(runs)}   # the first run of each bench
     sync, asyn = benches.get('lm_rung'), benches.get('async_rung')
     if sync and asyn and reps[sync] and reps[asyn]:
@@ -126,13 +135,15 @@ def main():
     ap.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
     ap.add_argument('--runs', nargs='+', default=RUNS, help='bench:config pairs, run in this order for every seed')
     ap.add_argument('--summarize', action='store_true', help='run nothing; rewrite the summary from the kept logs')
+    ap.add_argument('--threads', type=int, default=None,
+                    help="torch threads of each lm_rung run (default: the config's); the build always uses its own")
     args = ap.parse_args()
     book_path = RESULTS / 'seeds.json'
-    book = json.loads(book_path.read_text()) if book_path.exists() else {'seeds': {}}
     if not args.summarize:
         for seed in args.seeds:
             with tempfile.TemporaryDirectory(prefix='nanorl_cache_') as cache:
-                run_seed(seed, args.runs, Path(cache), book)
+                run_seed(seed, args.runs, Path(cache), book_path, args.threads)
+    book = json.loads(book_path.read_text()) if book_path.exists() else {'seeds': {}}
     print(summarize(args.runs, args.seeds, book))        # this sitting's runs
     # the README's table is always the rung runs over every seed kept, whatever this sitting ran
     seeds = sorted({int(s) for s in book['seeds']} | set(args.seeds))

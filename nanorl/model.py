@@ -39,10 +39,15 @@ def build_tokenizer(texts: list[str], vocab_size: int = 320):
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token=PAD, eos_token=EOS)
 
 # %% ../nbs/06_model.ipynb #418f7fdf
-def build_model(tokenizer, hidden: int = 96, layers: int = 4, heads: int = 4, kv_heads: int = 2,
+def build_model(tokenizer, hidden: int = 96, layers: int = 4, heads: int | None = None, kv_heads: int = 1,
                 max_positions: int = 256, seed: int = 0):
-    "A randomly initialised Qwen2 causal LM sized for a CPU, with untied input and output embeddings."
+    ("A randomly initialised Qwen2 causal LM sized for a CPU, with untied input and output embeddings; "
+     "`heads` defaults to heads of size 32.")
     from transformers import AutoModelForCausalLM, Qwen2Config
+    heads = heads or max(1, hidden // 32)
+    if hidden % heads or heads % kv_heads:
+        raise ValueError(f"hidden {hidden} must split into {heads} heads, and {heads} heads into {kv_heads} "
+                         f"key/value heads: pick heads that divide hidden and kv_heads that divide heads")
     cfg = Qwen2Config(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=4 * hidden,
                       num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
                       max_position_embeddings=max_positions, tie_word_embeddings=False,

@@ -192,13 +192,12 @@ def vllm_policy(policy, task, cfg, gpu_memory: float | None = None) -> VLLMPolic
     return VLLMPolicy(policy, engine)
 
 # %% ../nbs/13_vllm.ipynb #d6a1629d
-def servable_model(path: str | os.PathLike, hidden: int = 96, layers: int = 4, heads: int = 3, kv_heads: int = 1,
-                   seed: int = 0) -> tuple:
+def servable_model(path: str | os.PathLike, seed: int = 0, **shape) -> tuple:
     ("A random model to try an engine with, saved to `path`: Countdown's tokenizer (chapter 08's recipe) and the "
-     "tiny model's width and depth with head size 32, which vLLM's CPU attention runs; returns (tokenizer, model).")
+     "tiny model's shape, or `build_model`'s keywords in `shape`; returns (tokenizer, model).")
     ct = make_language_task('countdown', seed=0)
     tok = build_tokenizer([ct.build_prompt(r) + ct.demonstration(r) for r in ct.train_rows[:300]])
-    model = build_model(tok, hidden=hidden, layers=layers, heads=heads, kv_heads=kv_heads, seed=seed)
+    model = build_model(tok, seed=seed, **shape)
     save_model(model, tok, path)
     return tok, model
 

@@ -43,3 +43,13 @@ def test_engine_refuses_a_model_it_cannot_run(tmp_path):
     servable_model(path, hidden=64, heads=4, kv_heads=2)
     with pytest.raises(ConfigError, match="its head size is 16.*use engine hf"):
         check_servable(path)
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the head-size limit is vLLM's CPU attention's")
+def test_tiny_models_are_servable(tmp_path):
+    "Every task's tiny model (chapter 08's recipe, 06's default heads) has a head size vLLM's CPU attention runs."
+    from nanorl.tiny import TINY_RECIPE
+    from nanorl.vllm import check_servable
+    for task, recipe in TINY_RECIPE.items():
+        _, model = servable_model(tmp_path / task, hidden=recipe['hidden'], layers=recipe['layers'])
+        assert model.config.hidden_size // model.config.num_attention_heads == 32, task
+        check_servable(tmp_path / task)
