@@ -3,6 +3,7 @@
     python bench/seeds.py --runs lm_rung:configs/countdown_sft_tiny_cpu.yaml ...   # and _dpo_, _ipo_, _ppo_ (below)
     python bench/axis.py                                                     # -> bench/results/axis.md
     python bench/axis.py --quick        # CI: the same table from the committed logs, written to a temporary folder
+    python bench/axis.py --results bench/results/head24   # the table of the tiny model's first shape (heads of 24)
 
 Every row: held-out greedy accuracy on each seed's 256 problems at step 0 (the SFT warm-up alone: for one seed the
 same model in every row), at the end and at its peak, Fisher's one-sided p of end > start, and the training wall
@@ -32,15 +33,17 @@ def main():
     ap.add_argument('--quick', action='store_true',
                     help='CI check: build the table from the committed logs in bench/results '
                          'and write it to a temporary folder (every log must be there)')
+    ap.add_argument('--results', default='bench/results', help='the folder of the logs; axis.md is written there')
     args = ap.parse_args()
-    out = Path(tempfile.mkdtemp(prefix='bench_axis_')) if args.quick else ROOT / 'bench/results'
+    results = ROOT / args.results
+    out = Path(tempfile.mkdtemp(prefix='bench_axis_')) if args.quick else results
     lines = ["| algorithm | learns from | models held | seeds | held-out start | final | peak | p, final > start | "
              "training wall min | final > start |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for algo, signal, models, config in RUNS:
-        reps = reports(config, args.seeds)
+        reps = reports(config, args.seeds, results)
         if not reps and args.quick:
-            sys.exit(f"bench/axis.py --quick: {config} has no log for seeds {args.seeds} in bench/results; "
+            sys.exit(f"bench/axis.py --quick: {config} has no log for seeds {args.seeds} in {args.results}; "
                      "the table's logs must be committed")
         if not reps:
             lines.append(f"| {algo} | {signal} | {models} | not run | | | | | | |"); continue
@@ -52,7 +55,7 @@ def main():
         "\n\nMedian (min to max) over seeds. Each seed's runs start from the tiny model that seed builds from an empty "
         "cache, so the start is the same in every row of one seed. From `python bench/axis.py`, which reads the logs "
         f"that `python bench/seeds.py --seeds {' '.join(map(str, args.seeds))} --runs {runs}` (and, for GRPO, the "
-        "rung 2 runs of `python bench/seeds.py`) keep in bench/results/; every run used its config's 2 threads.\n")
+        f"rung 2 runs of `python bench/seeds.py`) keep in {args.results}/; every run used its config's 2 threads.\n")
     (out / 'axis.md').write_text(text)
     print(text)
     if args.quick: print(f"(quick mode: written to {out / 'axis.md'})")

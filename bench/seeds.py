@@ -64,12 +64,12 @@ def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int |
         subprocess.run([sys.executable, f'bench/{bench}.py', '--config', config, '--seed', str(seed), *extra],
                        check=True, cwd=ROOT, env=env)
 
-def reports(config: str, seeds: list) -> dict:
-    "Each seed's rung report of `config` (start, final, peak, p, wall minutes) from the kept logs, if any."
+def reports(config: str, seeds: list, results: Path = RESULTS) -> dict:
+    "Each seed's rung report of `config` (start, final, peak, p, wall minutes) from the logs kept in `results`, if any."
     cfg = from_dict(load_yaml(ROOT / config))
     reps = {}
     for s in seeds:
-        path = RESULTS / f'{Path(config).stem}_s{s}_log.csv'
+        path = results / f'{Path(config).stem}_s{s}_log.csv'
         if path.exists():
             log = read_log(path)
             reps[s] = {**rung_report(log, cfg.n_eval), 'wall_min': log['wall_time'][-1] / 60}
