@@ -12,7 +12,8 @@ from .core import Batch, grouped
 from .loss import entropy
 
 # %% auto #0
-__all__ = ['mlp', 'MLPPolicy', 'Critic', 'make_envs', 'reset_seeds', 'gumbel', 'rollout', 'evaluate']
+__all__ = ['GROUP_STARTS', 'mlp', 'MLPPolicy', 'Critic', 'cartpole_starts', 'make_envs', 'reset_seeds', 'reset_envs', 'gumbel',
+           'rollout', 'evaluate']
 
 # %% ../nbs/04_control.ipynb #eacc6591
 def mlp(sizes: list[int], out_gain: float = 1.0) -> nn.Sequential:
@@ -51,14 +52,29 @@ class Critic(nn.Module):
         return self.net(obs).squeeze(-1)
 
 # %% ../nbs/04_control.ipynb #d7fbf195
+def cartpole_starts(seeds: list[int], low: float = -0.05, high: float = 0.05) -> np.ndarray:
+    "The start states CartPole's own `reset(seed=s)` gives for each seed `s`, one column each: `[4, len(seeds)]`."
+    return np.stack([gym.utils.seeding.np_random(s)[0].uniform(low, high, size=4) for s in seeds], 1)
+
+GROUP_STARTS = {'CartPole-v1': cartpole_starts}   # vector environments whose start states we can set one by one
+
 def make_envs(env_id: str, n_prompts: int, group_size: int = 1) -> gym.vector.VectorEnv:
-    "A vector of `n_prompts * group_size` environments; per-environment seeds when groups are needed."
-    mode = 'sync' if group_size > 1 else None
+    "`n_prompts * group_size` environments, numpy-vectorised where gymnasium has it and groups can start alike."
+    mode = None if group_size == 1 or env_id in GROUP_STARTS else 'sync'
     return gym.make_vec(env_id, num_envs=n_prompts * group_size, vectorization_mode=mode)
 
 def reset_seeds(seed: int, n_prompts: int, group_size: int) -> int | list[int]:
     "Reset seeds: one per prompt, repeated across its group; a single seed when there are no groups."
     return seed if group_size == 1 else [seed + p for p in range(n_prompts) for _ in range(group_size)]
+
+def reset_envs(envs: gym.vector.VectorEnv, seed: int, n_prompts: int, group_size: int) -> np.ndarray:
+    "Reset every environment; with groups, each starts as a fresh one reset with its prompt's seed would."
+    seeds = reset_seeds(seed, n_prompts, group_size)
+    starts = None if isinstance(envs, gym.vector.SyncVectorEnv) else GROUP_STARTS.get(envs.spec.id)
+    if group_size == 1 or starts is None: return envs.reset(seed=seeds)[0]
+    envs.reset(seed=seed)                 # clears step counters; its own draws are replaced below
+    envs.unwrapped.state = starts(seeds)
+    return envs.unwrapped.state.T.astype(np.float32)
 
 # %% ../nbs/04_control.ipynb #23260826
 def gumbel(shape, generator: torch.Generator | None = None) -> Tensor:
@@ -71,7 +87,7 @@ def rollout(policy: nn.Module, envs: gym.vector.VectorEnv, n_prompts: int, group
             generator: torch.Generator | None = None, greedy: bool = False, max_steps: int = 500) -> Batch:
     "Run every environment to the end of one episode (or `max_steps`) with one batched forward per step."
     N = n_prompts * group_size
-    obs, _ = envs.reset(seed=reset_seeds(seed, n_prompts, group_size))
+    obs = reset_envs(envs, seed, n_prompts, group_size)
     obs_buf = np.zeros((max_steps, N, *obs.shape[1:]), np.float32)
     rew_buf, mask_buf = np.zeros((max_steps, N), np.float32), np.zeros((max_steps, N), np.float32)
     act_buf, logp_buf = torch.zeros(max_steps, N, dtype=torch.long), torch.zeros(max_steps, N)
