@@ -5,6 +5,7 @@
 # %% ../nbs/04_control.ipynb #2dbd55b5
 from __future__ import annotations
 import gymnasium as gym
+from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
 import numpy as np
 import torch
 from torch import nn, Tensor
@@ -56,7 +57,8 @@ def cartpole_starts(seeds: list[int], low: float = -0.05, high: float = 0.05) ->
     "The start states CartPole's own `reset(seed=s)` gives for each seed `s`, one column each: `[4, len(seeds)]`."
     return np.stack([gym.utils.seeding.np_random(s)[0].uniform(low, high, size=4) for s in seeds], 1)
 
-GROUP_STARTS = {'CartPole-v1': cartpole_starts}   # vector environments whose start states we can set one by one
+# environments whose numpy-vectorised implementation lets us set start states one by one: (its class, the starts)
+GROUP_STARTS = {'CartPole-v1': (CartPoleVectorEnv, cartpole_starts)}
 
 def make_envs(env_id: str, n_prompts: int, group_size: int = 1) -> gym.vector.VectorEnv:
     "`n_prompts * group_size` environments, numpy-vectorised where gymnasium has it and groups can start alike."
@@ -70,8 +72,8 @@ def reset_seeds(seed: int, n_prompts: int, group_size: int) -> int | list[int]:
 def reset_envs(envs: gym.vector.VectorEnv, seed: int, n_prompts: int, group_size: int) -> np.ndarray:
     "Reset every environment; with groups, each starts as a fresh one reset with its prompt's seed would."
     seeds = reset_seeds(seed, n_prompts, group_size)
-    starts = None if isinstance(envs, gym.vector.SyncVectorEnv) else GROUP_STARTS.get(envs.spec.id)
-    if group_size == 1 or starts is None: return envs.reset(seed=seeds)[0]
+    vector_env, starts = GROUP_STARTS.get(getattr(envs.spec, 'id', None), ((), None))
+    if group_size == 1 or not isinstance(envs.unwrapped, vector_env): return envs.reset(seed=seeds)[0]
     envs.reset(seed=seed)                 # clears step counters; its own draws are replaced below
     envs.unwrapped.state = starts(seeds)
     return envs.unwrapped.state.T.astype(np.float32)

@@ -280,18 +280,18 @@ def test_worker_killed_mid_generation_trainer_keeps_training(tmp_path):
     assert b.returncode == 0
 
 def test_trainer_killed_and_resumed_workers_reconnect(tmp_path):
-    port = free_port()
-    args = ['--steps', '60', '--n_prompts', '8', '--max_len', '200', '--max_staleness', '2', '--eval_every', '60',
-            '--save_every', '5']
+    port, steps = free_port(), 300        # far more steps than one poll can miss: the kill must land mid-run
+    args = ['--steps', str(steps), '--n_prompts', '8', '--max_len', '200', '--max_staleness', '2',
+            '--eval_every', str(steps), '--save_every', '5']
     t = trainer(tmp_path, port, *args)
     ws = [worker(port), worker(port)]
     c = Client(f'http://127.0.0.1:{port}', TOKEN, patience=60)
-    wait_for(lambda: version(c) >= 12, what='12 steps')
+    wait_for(lambda: version(c) >= 12, every=0.02, what='12 steps')
     ck_run = c.json('/health')['run']
     t.send_signal(signal.SIGKILL); t.wait()
     ck = torch.load(tmp_path / 't' / CKPT, weights_only=True)
     s = ck['step']
-    assert 10 <= s < 60 and s % 5 == 0
+    assert 10 <= s < steps and s % 5 == 0, s
     t = start('--resume', str(tmp_path / 't'))                       # the same address, from the saved config
     quick = Client(f'http://127.0.0.1:{port}', TOKEN, patience=0)    # polls faster than the workers' backoff
     def probe():
@@ -303,13 +303,13 @@ def test_trainer_killed_and_resumed_workers_reconnect(tmp_path):
     out = t.communicate(timeout=300)[0]
     assert t.returncode == 0, out[-3000:]
     end = final_stats(out)
-    assert end['version'] == 60 and end['trained'] == 60 - s and balanced(end)
+    assert end['version'] == steps and end['trained'] == steps - s and balanced(end)
     log = read_log(tmp_path / 't')
-    assert log['step'] == list(range(0, 61))
+    assert log['step'] == list(range(0, steps + 1))
     for p in ws:
         p.communicate(timeout=60)
         assert p.returncode == 0
-    assert torch.load(tmp_path / 't' / CKPT, weights_only=True)['step'] == 60
+    assert torch.load(tmp_path / 't' / CKPT, weights_only=True)['step'] == steps
 
 def cartpole_batch(n_prompts, max_len) -> dict:
     cfg = Config(n_prompts=n_prompts, max_len=max_len)
