@@ -67,6 +67,8 @@ def main():
         assert int(log['step'][-1]) == r['final_step'] == cfg.steps, (log['step'], r)
     n = len(os.sched_getaffinity(0))
     cores = f"{n} of this machine's {os.cpu_count()} cores" + (" (pinned with taskset)" if n < os.cpu_count() else "")
+    threads = extra[extra.index('--threads') + 1] if '--threads' in extra[:-1] else cfg.threads
+    cores += f", {threads} torch thread{'s' if str(threads) != '1' else ''}"
     built = (f"building the tiny model took {t_build / 60:.1f} min" if t_build > 10
              else "the tiny model came from the cache")
     text = (f"| held-out greedy accuracy ({cfg.n_eval} problems) | value |\n|---|---|\n"

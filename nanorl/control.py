@@ -57,13 +57,14 @@ def cartpole_starts(seeds: list[int], low: float = -0.05, high: float = 0.05) ->
     "The start states CartPole's own `reset(seed=s)` gives for each seed `s`, one column each: `[4, len(seeds)]`."
     return np.stack([gym.utils.seeding.np_random(s)[0].uniform(low, high, size=4) for s in seeds], 1)
 
-# environments whose numpy-vectorised implementation lets us set start states one by one: (its class, the starts)
-GROUP_STARTS = {'CartPole-v1': (CartPoleVectorEnv, cartpole_starts)}
+GROUP_STARTS = {CartPoleVectorEnv: cartpole_starts}   # vector environments whose start states we can set one by one
 
 def make_envs(env_id: str, n_prompts: int, group_size: int = 1) -> gym.vector.VectorEnv:
     "`n_prompts * group_size` environments, numpy-vectorised where gymnasium has it and groups can start alike."
-    mode = None if group_size == 1 or env_id in GROUP_STARTS else 'sync'
-    return gym.make_vec(env_id, num_envs=n_prompts * group_size, vectorization_mode=mode)
+    envs = gym.make_vec(env_id, num_envs=n_prompts * group_size)   # gymnasium's own vectorised one if it has one
+    if group_size == 1 or type(envs) in GROUP_STARTS: return envs
+    envs.close()
+    return gym.make_vec(env_id, num_envs=n_prompts * group_size, vectorization_mode='sync')
 
 def reset_seeds(seed: int, n_prompts: int, group_size: int) -> int | list[int]:
     "Reset seeds: one per prompt, repeated across its group; a single seed when there are no groups."
@@ -71,12 +72,14 @@ def reset_seeds(seed: int, n_prompts: int, group_size: int) -> int | list[int]:
 
 def reset_envs(envs: gym.vector.VectorEnv, seed: int, n_prompts: int, group_size: int) -> np.ndarray:
     "Reset every environment; with groups, each starts as a fresh one reset with its prompt's seed would."
-    seeds = reset_seeds(seed, n_prompts, group_size)
-    vector_env, starts = GROUP_STARTS.get(getattr(envs.spec, 'id', None), ((), None))
-    if group_size == 1 or not isinstance(envs.unwrapped, vector_env): return envs.reset(seed=seeds)[0]
+    if envs.num_envs != n_prompts * group_size:
+        raise ValueError(f"{envs.num_envs} environments for {n_prompts} prompts of {group_size}: build them with "
+                         f"make_envs(env_id, {n_prompts}, {group_size})")
+    seeds, starts = reset_seeds(seed, n_prompts, group_size), GROUP_STARTS.get(type(envs))
+    if group_size == 1 or starts is None: return envs.reset(seed=seeds)[0]
     envs.reset(seed=seed)                 # clears step counters; its own draws are replaced below
-    envs.unwrapped.state = starts(seeds)
-    return envs.unwrapped.state.T.astype(np.float32)
+    envs.state = starts(seeds)
+    return envs.state.T.astype(np.float32)
 
 # %% ../nbs/04_control.ipynb #23260826
 def gumbel(shape, generator: torch.Generator | None = None) -> Tensor:
