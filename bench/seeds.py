@@ -114,13 +114,13 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
     took = spread([b / 60 for b in builds], '{:.1f}') if builds else ''
     threads = sorted({book['seeds'][str(s)].get('train_threads') for s in seeds if str(s) in book['seeds']} - {None})
     flag = f" --threads {threads[0]}" if len(threads) == 1 else ''
-    threads = f"Training threads: {' or '.join(map(str, threads))}. " if threads else ''
+    trained = f"Training threads: {' or '.join(map(str, threads))}. " if threads else ''
     ran = [r for r in runs if reps[r.split(':', 1)[1]]]   # a row that says "not run" is not in the command
     built = f"Building each seed's tiny model from an empty NANORL_CACHE took {took} min. " if builds else ''
     text = '\n'.join(lines) + (
         f"\n\nMedian (min to max) over seeds; held-out greedy accuracy on 256 problems (the seed picks them); "
         f"Fisher's one-sided p of final > start; wall time of the training loop from the log. "
-        f"{built}{threads}Machine: {'; '.join(machines) or machine()}. Produced by `python bench/seeds.py --seeds "
+        f"{built}{trained}Machine: {'; '.join(machines) or machine()}. Produced by `python bench/seeds.py --seeds "
         f"{' '.join(map(str, seeds))}{flag} --runs {' '.join(ran) or ' '.join(runs)}`.\n")
     benches = {r.split(':', 1)[0]: r.split(':', 1)[1] for r in reversed(runs)}   # the first run of each bench
     sync, asyn = benches.get('lm_rung'), benches.get('async_rung')

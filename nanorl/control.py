@@ -62,8 +62,8 @@ GROUP_STARTS = {CartPoleVectorEnv: cartpole_starts}   # vector environments whos
 def make_envs(env_id: str, n_prompts: int, group_size: int = 1) -> gym.vector.VectorEnv:
     "`n_prompts * group_size` environments, numpy-vectorised where gymnasium has it and groups can start alike."
     envs = gym.make_vec(env_id, num_envs=n_prompts * group_size)   # gymnasium's own vectorised one if it has one
-    if group_size == 1 or type(envs) in GROUP_STARTS: return envs
-    envs.close()
+    if group_size == 1 or type(envs) in GROUP_STARTS or isinstance(envs, gym.vector.SyncVectorEnv): return envs
+    envs.close()                          # vectorised, but its start states cannot be set one by one
     return gym.make_vec(env_id, num_envs=n_prompts * group_size, vectorization_mode='sync')
 
 def reset_seeds(seed: int, n_prompts: int, group_size: int) -> int | list[int]:
