@@ -202,22 +202,28 @@ def _generate_chunk(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens:
                          logits_to_keep=1)
     key = cache_name(out)
     cache, logits, nxt = getattr(out, key), out.logits[:, -1], positions(attn)[:, -1] + 1
-    done = torch.zeros(B, dtype=torch.bool, device=dev)
-    tokens, logps, masks = [], [], []
-    for _ in range(max_new_tokens):
+    tokens = torch.full((B, max_new_tokens), self.pad_id, dtype=torch.long, device=dev)
+    logp, mask = torch.zeros(B, max_new_tokens, device=dev), torch.zeros(B, max_new_tokens, device=dev)
+    live = torch.arange(B, device=dev)            # the rows still generating
+    for t in range(max_new_tokens):
         logp_all = (logits.float() / self.temperature).log_softmax(-1)
-        act = (logp_all if greedy else logp_all + gumbel(logp_all.shape, noise).to(dev)).argmax(-1)
-        act = torch.where(done, self.pad_id, act)
-        tokens.append(act); logps.append(logp_all.gather(-1, act[:, None]).squeeze(-1)); masks.append(~done)
-        done = done | torch.isin(act, stop)
-        if done.all(): break
-        attn = torch.cat([attn, torch.ones(B, 1, dtype=attn.dtype, device=dev)], 1)
+        # noise for every row of the chunk, so that a row's sample does not depend on which rows are done
+        act = (logp_all if greedy else logp_all + gumbel((B, logp_all.shape[-1]), noise).to(dev)[live]).argmax(-1)
+        tokens[live, t], logp[live, t], mask[live, t] = act, logp_all.gather(-1, act[:, None]).squeeze(-1), 1.
+        going = ~torch.isin(act, stop)
+        if t + 1 == max_new_tokens or not going.any(): break
+        if not going.all():   # rows that emitted a stop token leave the batch, their KV-cache rows with them
+            keep = going.nonzero().squeeze(-1)
+            live, act, attn, nxt = live[keep], act[keep], attn[keep], nxt[keep]
+            cache.batch_select_indices(keep)
+        attn = torch.cat([attn, torch.ones(len(live), 1, dtype=attn.dtype, device=dev)], 1)
         with self.autocast():
             out = self.model(input_ids=act[:, None], attention_mask=attn, position_ids=nxt[:, None],
                              use_cache=True, **{key: cache})
         cache, logits, nxt = getattr(out, key), out.logits[:, -1], nxt + 1
-    mask = torch.stack(masks, 1).float()
-    return tuple(t.cpu() for t in (torch.stack(tokens, 1), torch.stack(logps, 1) * mask, mask, ~done))
+    truncated = torch.zeros(B, dtype=torch.bool, device=dev)
+    truncated[live[going]] = True
+    return tuple(x[:, :t + 1].cpu() for x in (tokens, logp, mask)) + (truncated.cpu(),)
 
 @patch
 def generate(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, generator: torch.Generator | None = None,
