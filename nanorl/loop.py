@@ -17,9 +17,9 @@ from .config import OBJECTIVES, TASKS, ConfigError, LoopConfig, to_yaml
 from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint
 
 # %% auto #0
-__all__ = ['RL', 'SOLO', 'PRESETS', 'Prepared', 'score_all', 'prepare', 'compute_loss', 'Objective', 'objective_of',
-           'NonFiniteLoss', 'Solo', 'backward', 'update', 'build', 'LocalSource', 'restore', 'claim_run_dir',
-           'stop_on_signals', 'train']
+__all__ = ['STEP_FIELDS', 'RL', 'SOLO', 'PRESETS', 'Prepared', 'score_all', 'one_pass', 'prepare', 'compute_loss', 'Objective',
+           'objective_of', 'NonFiniteLoss', 'Solo', 'backward', 'update', 'build', 'LocalSource', 'restore',
+           'claim_run_dir', 'stop_on_signals', 'train']
 
 # %% ../nbs/05c_train.ipynb #a708a70c
 @dataclass
@@ -53,6 +53,17 @@ class Prepared:
     def inputs(self, s=slice(None)) -> tuple:
         "What `score` and a critic take, for rows `s`."
         return self.obs[s], self.act[s], None if self.obs_mask is None else self.obs_mask[s]
+    def trimmed(self) -> Prepared:
+        ("The same rows without the columns that are padding in all of them: the steps after the last real one "
+         "and, for token rows, the left padding every prompt has. No real step's loss changes.")
+        T = self.mask.shape[1]
+        end = int(self.mask.any(0).nonzero().max()) + 1 if self.mask.any() else T
+        steps = {k: v[:, :end] for k in STEP_FIELDS if (v := getattr(self, k)) is not None}
+        if self.obs_mask is None: return replace(self, obs=self.obs[:, :end], **steps)
+        start, stop = int(self.obs_mask.any(0).nonzero().min()), self.obs.shape[1] - (T - end)
+        return replace(self, obs=self.obs[:, start:stop], obs_mask=self.obs_mask[:, start:stop], **steps)
+
+STEP_FIELDS = ('act', 'mask', 'logp', 'old_logp', 'advantage', 'returns', 'old_value', 'ref_logp')   # [N, T] each
 
 @torch.no_grad()
 def score_all(policy, obs: Tensor, act: Tensor, obs_mask: Tensor | None = None, size: int = 0) -> Tensor:
@@ -60,12 +71,18 @@ def score_all(policy, obs: Tensor, act: Tensor, obs_mask: Tensor | None = None, 
     om = lambda s: None if obs_mask is None else obs_mask[s]
     return torch.cat([policy.score(obs[s], act[s], om(s))[0] for s in micro_batches(len(act), size)])
 
+def one_pass(cfg) -> bool:
+    "Whether the update takes a single optimizer step on each batch: one epoch of one minibatch."
+    return cfg.epochs == 1 and cfg.minibatches == 1
+
 @torch.no_grad()
-def prepare(batch: Batch, policy, critic, ref, cfg) -> Prepared:
-    "The batch as `[P*G, T]` rows, with old_logp, advantage and, when used, returns, old_value and ref_logp."
+def prepare(batch: Batch, policy, critic, ref, cfg, rescore: bool = True) -> Prepared:
+    ("The batch as `[P*G, T]` rows, with old_logp, advantage and, when used, returns, old_value and ref_logp. "
+     "`rescore=False` leaves old_logp to the update's own forward pass (`compute_loss`).")
     d = Prepared.of(batch)
-    d.old_logp = score_all(policy, *d.inputs(), size=cfg.micro_batch)
-    d.stats['logp_gap'] = float(masked_mean((d.old_logp - d.logp).abs(), d.mask))
+    if rescore:
+        d.old_logp = score_all(policy, *d.inputs(), size=cfg.micro_batch)
+        d.stats['logp_gap'] = float(masked_mean((d.old_logp - d.logp).abs(), d.mask))
     if ref is not None: d.ref_logp = score_all(ref, *d.inputs(), size=cfg.micro_batch)
     shape, value, last_value = batch.act.shape, None, None
     if critic is not None:   # values under the critic that saw the batch: the targets stay fixed through the update
@@ -82,11 +99,14 @@ def prepare(batch: Batch, policy, critic, ref, cfg) -> Prepared:
 # %% ../nbs/05c_train.ipynb #d076bce1
 def compute_loss(policy, critic, mb: Prepared, norm: float, cfg) -> tuple[Tensor, dict]:
     "Aggregated loss of one micro-batch, and per-step statistics summed over its real steps."
+    mb = mb.trimmed()
     logp, ent = policy.score(*mb.inputs())
-    pg, clipped = ppo_loss(logp, mb.old_logp, mb.advantage, cfg.clip_eps, cfg.clip_eps_high, cfg.dual_clip)
+    old_logp = logp.detach() if mb.old_logp is None else mb.old_logp    # None: the weights that sampled are these
+    pg, clipped = ppo_loss(logp, old_logp, mb.advantage, cfg.clip_eps, cfg.clip_eps_high, cfg.dual_clip)
     per_step = pg - cfg.ent_coef * ent
     if cfg.kl_coef: per_step = per_step + cfg.kl_coef * kl_penalty(logp, mb.ref_logp, cfg.kl_estimator)
-    stats = {'entropy': ent, 'clip_frac': clipped, 'kl': kl_penalty(mb.old_logp, logp, 'k3')}   # KL(old || current)
+    stats = {'entropy': ent, 'clip_frac': clipped, 'kl': kl_penalty(old_logp, logp, 'k3')}   # KL(old || current)
+    if mb.old_logp is None: stats['logp_gap'] = (old_logp - mb.logp).abs()
     if critic is not None:
         vl = value_loss(critic(*mb.inputs()), mb.old_value, mb.returns, cfg.vf_clip)
         per_step = per_step + cfg.vf_coef * vl
@@ -107,7 +127,9 @@ class Objective:
     setup: typing.Callable = lambda task, policy, cfg: None   # before training and before the reference is copied
 
 RL = Objective(sample=lambda task, policy, cfg, seed, generator: task.rollout(policy, cfg, seed, generator),
-               prepare=prepare, norm=lambda mask, cfg: loss_norm(mask, cfg.loss_agg, cfg.token_budget),
+               prepare=lambda batch, policy, critic, ref, cfg: prepare(batch, policy, critic, ref, cfg,
+                                                                       rescore=not one_pass(cfg)),
+               norm=lambda mask, cfg: loss_norm(mask, cfg.loss_agg, cfg.token_budget),
                loss=compute_loss)
 
 def objective_of(cfg) -> Objective:
@@ -136,6 +158,8 @@ def backward(d: Prepared, idx: Tensor, policy, critic, cfg, objective: Objective
              world: Solo = SOLO) -> tuple[float, dict]:
     "Accumulate into `.grad` the gradient of the minibatch `idx` of `d`, micro-batch by micro-batch."
     norm = world.norm(objective.norm(d.mask[idx], cfg))
+    if 0 < cfg.micro_batch < len(idx):     # rows of like length together: each micro-batch is trimmed to its longest
+        idx = idx[d.mask[idx].flatten(1).sum(1).argsort(stable=True)]
     total, sums, bad = 0.0, {}, None
     for s in micro_batches(len(idx), cfg.micro_batch):
         loss, stats = objective.loss(policy, critic, d.rows(idx[s]), norm, cfg)
