@@ -5,7 +5,8 @@
     python bench/step.py --quick                           # CI: 1 run of 3 steps, results in a temporary folder
 
 Part 1. For each checkout (a label and a folder), `runs` fresh processes of
-`python -m nanorl.train --config configs/countdown_tiny_cpu.yaml --steps N` with that folder first on PYTHONPATH,
+`python -m nanorl.train --config configs/countdown_tiny_cpu.yaml --steps N` with that folder first on PYTHONPATH
+(and its own preset),
 alternating between checkouts. All of them train the same model folder (this checkout's `nanorl.tiny` build, passed
 as --model, so no checkout rebuilds it). From each run's log: the median over steps 2..N of the rollout, the
 rescoring pass (`t_score`), the update and the whole step (wall time between consecutive steps); the table gives
@@ -13,9 +14,10 @@ the median over runs.
 
 Part 2 (this checkout only). One batch of 16 prompts x 8 completions from the same model, then, alternating,
 `repeats` times each: our sampler (`HFPolicy.generate`), our scoring pass without gradient (`score`, as `prepare`
-runs it), our scoring pass with its backward (as the update runs it), and the bound: one plain forward of the model
-over the same padded rows (prompt and completion ids, no KV cache, no logprobs), without and with a backward.
-Tokens per second count the real completion tokens. Writes bench/results/step.md.
+runs it), the update's forward and backward (`backward`, in the preset's micro-batches and in one), and the
+bound: one plain forward of the model over the same padded rows (prompt and completion ids, no KV cache, no
+logprobs), without and with a backward. Tokens per second count the real completion tokens.
+Writes bench/results/step.md and step.csv.
 """
 import argparse, csv, os, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -23,15 +25,16 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from nanorl.train import from_dict, read_log
-from nanorl.loop import build
+from dataclasses import replace
+from nanorl.train import from_dict, load_yaml, read_log
+from nanorl.loop import Prepared, backward, build
 from nanorl.model import join
 from nanorl.tiny import tiny_model
 
 PHASES = ('t_rollout', 't_score', 't_update')
 
 def run_tree(tree: Path, model: str, steps: int, out: Path, extra: list[str]) -> dict:
-    cmd = [sys.executable, '-m', 'nanorl.train', '--config', str(ROOT / 'configs/countdown_tiny_cpu.yaml'),
+    cmd = [sys.executable, '-m', 'nanorl.train', '--config', str(tree / 'configs/countdown_tiny_cpu.yaml'),
            '--model', model, '--steps', str(steps), '--eval_every', str(10 ** 6), '--n_eval', '16',
            '--out_dir', str(out), '--name', 'run', '--overwrite', 'true', '--progress', 'false', *extra]
     env = {**os.environ, 'PYTHONPATH': str(tree)}
@@ -44,8 +47,7 @@ def run_tree(tree: Path, model: str, steps: int, out: Path, extra: list[str]) ->
 
 def token_rates(model: str, repeats: int) -> dict:
     "Real completion tokens per second of our sampler and scoring passes, and of a plain forward (the bound)."
-    cfg = from_dict({'task': 'countdown', 'algo': 'grpo', 'model': model, 'n_prompts': 16, 'group_size': 8,
-                     'max_len': 24, 'threads': 2, 'progress': False})
+    cfg = from_dict({**load_yaml(ROOT / 'configs/countdown_tiny_cpu.yaml'), 'model': model, 'progress': False})
     torch.set_num_threads(cfg.threads)
     task, policy, *_ = build(cfg)
     rows = task.task.sample_prompts(16, torch.Generator().manual_seed(0))
@@ -53,17 +55,20 @@ def token_rates(model: str, repeats: int) -> dict:
     out = policy.generate(prompt_ids, 24, generator=torch.Generator().manual_seed(0))
     obs, obs_mask = join(prompt_ids, out, policy.pad_id)
     n_tokens = float(out['mask'].sum())
+    d = Prepared(obs=obs, act=out['tokens'], mask=out['mask'], n_units=n_tokens, obs_mask=obs_mask, logp=out['logp'],
+                 advantage=torch.randn(out['mask'].shape, generator=torch.Generator().manual_seed(0)) * out['mask'])
 
     def sample(): policy.generate(prompt_ids, 24, generator=torch.Generator().manual_seed(0))
     def score():
         with torch.no_grad(): policy.score(obs, out['tokens'], obs_mask)
-    def score_backward():
-        logp, _ = policy.score(obs, out['tokens'], obs_mask); (logp * out['mask']).sum().backward()
+    def update(micro_batch: int): backward(d, torch.arange(len(d)), policy, None, replace(cfg, micro_batch=micro_batch))
     def plain():
         with torch.no_grad(): policy.model(input_ids=obs, attention_mask=obs_mask)
     def plain_backward(): policy.model(input_ids=obs, attention_mask=obs_mask).logits.sum().backward()
     fns = {'sampler (HFPolicy.generate)': sample, 'bound: plain forward': plain,
-           'scoring, no gradient (score)': score, 'scoring with backward (the update)': score_backward,
+           'scoring, no gradient (score)': score,
+           f'the update: forward + backward, micro-batches of {cfg.micro_batch}': lambda: update(cfg.micro_batch),
+           'the update: forward + backward, the whole batch at once': lambda: update(0),
            'bound: plain forward + backward': plain_backward}
     times = {k: [] for k in fns}
     for _ in range(repeats):
