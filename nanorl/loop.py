@@ -17,9 +17,9 @@ from .config import OBJECTIVES, TASKS, ConfigError, LoopConfig, to_yaml
 from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint
 
 # %% auto #0
-__all__ = ['STEP_FIELDS', 'RL', 'SOLO', 'PRESETS', 'Prepared', 'score_all', 'one_pass', 'prepare', 'compute_loss', 'Objective',
-           'objective_of', 'NonFiniteLoss', 'Solo', 'backward', 'update', 'build', 'LocalSource', 'restore',
-           'claim_run_dir', 'stop_on_signals', 'train']
+__all__ = ['STEP_FIELDS', 'RL', 'SOLO', 'ADAM_FIXED', 'PRESETS', 'Prepared', 'score_all', 'one_pass', 'prepare', 'compute_loss',
+           'Objective', 'objective_of', 'NonFiniteLoss', 'Solo', 'backward', 'update', 'Adam', 'build', 'LocalSource',
+           'restore', 'claim_run_dir', 'stop_on_signals', 'train']
 
 # %% ../nbs/05c_train.ipynb #a708a70c
 @dataclass
@@ -198,6 +198,66 @@ def update(d: Prepared, policy, critic, opt, cfg, generator: torch.Generator, ob
     return {**{k: v / n_units for k, v in sums.items()}, 'skipped': 0,
             'loss': sum(losses) / len(losses), 'grad_norm': sum(grad_norms) / len(grad_norms)}
 
+# %% ../nbs/05c_train.ipynb #5cadam02
+ADAM_FIXED = dict(weight_decay=0.0, amsgrad=False, maximize=False, foreach=None, capturable=False,
+                  differentiable=False, fused=None, decoupled_weight_decay=False)   # torch.optim.Adam's, as computed
+
+class Adam:
+    "Adam as `torch.optim.Adam` computes it on the CPU (its defaults), without importing `torch.optim`."
+    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+        groups = list(params)
+        if groups and not isinstance(groups[0], dict): groups = [{'params': groups}]
+        self.param_groups = [{'lr': lr, 'betas': betas, 'eps': eps, **ADAM_FIXED, **g, 'params': list(g['params'])}
+                             for g in groups]
+        self.state = {}                       # parameter -> its step count and two running means
+
+    def zero_grad(self, set_to_none: bool = True):
+        for p in self.params():
+            if set_to_none: p.grad = None
+            elif p.grad is not None: p.grad.zero_()
+
+    def params(self) -> list: return [p for g in self.param_groups for p in g['params']]
+
+    @torch.no_grad()
+    def step(self):
+        for g in self.param_groups:
+            (beta1, beta2), lr, eps = g['betas'], g['lr'], g['eps']
+            for p in g['params']:
+                if p.grad is None: continue
+                if p not in self.state:
+                    self.state[p] = {'step': torch.tensor(0.0), 'exp_avg': torch.zeros_like(p),
+                                     'exp_avg_sq': torch.zeros_like(p)}
+                s = self.state[p]
+                s['step'] += 1
+                t = s['step'].item()
+                s['exp_avg'].lerp_(p.grad, 1 - beta1)
+                s['exp_avg_sq'].mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+                denom = (s['exp_avg_sq'].sqrt() / (1 - beta2 ** t) ** 0.5).add_(eps)
+                p.addcdiv_(s['exp_avg'], denom, value=-lr / (1 - beta1 ** t))
+
+    def state_dict(self) -> dict:
+        "torch.optim's layout: state keyed by each parameter's position over all groups, groups without tensors."
+        index = {p: i for i, p in enumerate(self.params())}
+        groups, start = [], 0
+        for g in self.param_groups:
+            groups.append({**{k: v for k, v in g.items() if k != 'params'},
+                           'params': list(range(start, start + len(g['params'])))})
+            start += len(g['params'])
+        return {'state': {index[p]: s for p, s in self.state.items()}, 'param_groups': groups}
+
+    def load_state_dict(self, state: dict):
+        params, saved = self.params(), state['param_groups']
+        if [len(g['params']) for g in saved] != [len(g['params']) for g in self.param_groups]:
+            raise ValueError(f"the optimizer state holds groups of {[len(g['params']) for g in saved]} parameters, "
+                             f"this optimizer {[len(g['params']) for g in self.param_groups]}: it was saved for "
+                             f"another model")
+        for g, old in zip(self.param_groups, saved):
+            if other := {k: old[k] for k in ADAM_FIXED if k in old and old[k] != ADAM_FIXED[k]}:
+                raise ValueError(f"the optimizer state was saved with {other}, which this Adam does not compute")
+            g.update({k: old[k] for k in ('lr', 'betas', 'eps')})
+        self.state = {params[int(i)]: {k: v.to(params[int(i)].device) if k != 'step' else v.clone()
+                                       for k, v in s.items()} for i, s in state['state'].items()}
+
 # %% ../nbs/05c_train.ipynb #671340ca
 def build(cfg):
     "The task, policy, critic (or None), frozen reference (or None) and optimizer for `cfg`."
@@ -208,7 +268,7 @@ def build(cfg):
     ref = deepcopy(policy).requires_grad_(False) if cfg.kl_coef or objective.needs_ref else None
     groups = [{'params': [p for p in policy.parameters() if p.requires_grad], 'lr': cfg.lr}]
     if critic is not None: groups.append({'params': critic.parameters(), 'lr': cfg.critic_lr})
-    return task, policy, critic, ref, torch.optim.Adam(groups)
+    return task, policy, critic, ref, Adam(groups)
 
 # %% ../nbs/05c_train.ipynb #052d3123
 class LocalSource:
@@ -350,9 +410,10 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
 # %% ../nbs/05c_train.ipynb #72dcb99e
 PRESETS = {
     'reinforce': {},
-    'reinforce_baseline': dict(algo='reinforce_baseline'),
-    'ppo': dict(algo='ppo', epochs=4, minibatches=4, lr=0.003, critic_lr=0.003, normalize_adv=True),
-    'grpo': dict(algo='grpo', n_prompts=16, group_size=4),
-    'dr_grpo': dict(algo='dr_grpo', n_prompts=16, group_size=4),
-    'rloo': dict(algo='rloo', n_prompts=16, group_size=4),
+    'reinforce_baseline': dict(algo='reinforce_baseline', n_prompts=64, lr=0.02, eval_every=1),
+    'ppo': dict(algo='ppo', n_prompts=16, epochs=4, minibatches=4, lr=0.01, critic_lr=0.01, normalize_adv=True,
+                eval_every=2),
+    'grpo': dict(algo='grpo', n_prompts=4, group_size=8, lr=0.02, eval_every=1),
+    'dr_grpo': dict(algo='dr_grpo', n_prompts=4, group_size=8, lr=0.02, eval_every=1),
+    'rloo': dict(algo='rloo', n_prompts=4, group_size=8, lr=0.02, eval_every=1),
 }
