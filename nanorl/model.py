@@ -193,7 +193,9 @@ def cache_name(out) -> str:
 @torch.no_grad()
 def _generate_chunk(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, generator, greedy: bool):
     dev = self.device
-    ids, attn = (t.to(dev) for t in left_pad(prompt_ids, self.pad_id))
+    distinct = {p: i for i, p in enumerate(dict.fromkeys(map(tuple, prompt_ids)))}   # a group's prompt, once
+    rows = torch.tensor([distinct[tuple(p)] for p in prompt_ids], device=dev)
+    ids, attn = (t.to(dev) for t in left_pad([list(p) for p in distinct], self.pad_id))
     B, stop = len(prompt_ids), torch.tensor(self.stop_ids, device=dev)
     noise = generator if generator is None or generator.device == dev else \
         torch.Generator(dev).manual_seed(int(torch.randint(2 ** 62, (1,), generator=generator)))
@@ -201,7 +203,9 @@ def _generate_chunk(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens:
         out = self.model(input_ids=ids, attention_mask=attn, position_ids=positions(attn), use_cache=True,
                          logits_to_keep=1)
     key = cache_name(out)
-    cache, logits, nxt = getattr(out, key), out.logits[:, -1], positions(attn)[:, -1] + 1
+    cache, logits, attn = getattr(out, key), out.logits[:, -1][rows], attn[rows]
+    cache.batch_select_indices(rows)           # every row's own copy of its prompt's keys and values
+    nxt = positions(attn)[:, -1] + 1
     tokens = torch.full((B, max_new_tokens), self.pad_id, dtype=torch.long, device=dev)
     logp, mask = torch.zeros(B, max_new_tokens, device=dev), torch.zeros(B, max_new_tokens, device=dev)
     live = torch.arange(B, device=dev)            # the rows still generating
@@ -245,13 +249,31 @@ def score(self: HFPolicy, obs: Tensor, act: Tensor, obs_mask: Tensor | None = No
     "Logprob of each completion token `act` (`[N, T]`, the last T columns of `obs`) and the entropy at each step."
     dev = self.device
     mask = (torch.ones_like(obs) if obs_mask is None else obs_mask.long()).to(dev)
-    T = act.shape[-1]
-    with self.autocast():
-        logits = self.model(input_ids=obs.to(dev), attention_mask=mask, position_ids=positions(mask),
-                            logits_to_keep=T + 1, use_cache=False).logits
-    logits = logits[:, :-1].float() / self.temperature
+    with self.autocast(): logits = self._completion_logits(obs.to(dev), mask, act.shape[-1])
+    logits = logits.float() / self.temperature
     logp = logits.log_softmax(-1).gather(-1, act.to(dev).unsqueeze(-1)).squeeze(-1)
     return logp.to(obs.device), entropy(logits).to(obs.device)
+
+@patch
+def _completion_logits(self: HFPolicy, obs: Tensor, mask: Tensor, T: int) -> Tensor:
+    "`[N, T, V]`: the logits that predict the last `T` columns of `obs`; a prompt that several rows share runs once."
+    L, pos = obs.shape[1] - T, positions(mask)
+    prompts, rows = torch.unique(torch.cat([obs[:, :L], mask[:, :L]], 1), dim=0, return_inverse=True)
+    if L == 0 or len(prompts) == len(obs) or self.model.training:   # training mode: checkpointing drops the cache
+        return self.model(input_ids=obs, attention_mask=mask, position_ids=pos, logits_to_keep=T + 1,
+                          use_cache=False).logits[:, :-1]
+    first = torch.full((len(prompts),), len(obs), device=obs.device).scatter_reduce(
+        0, rows, torch.arange(len(obs), device=obs.device), 'amin')          # a row that holds each prompt
+    out = self.model(input_ids=obs[first, :L], attention_mask=mask[first, :L], position_ids=pos[first, :L],
+                     use_cache=True, logits_to_keep=1)
+    key = cache_name(out)
+    cache, head = getattr(out, key), out.logits[:, -1:][rows]       # head: each row's first completion token
+    if T == 1: return head
+    cache.batch_select_indices(rows)      # each row's copy of its prompt's keys and values; gradients add up
+    c = slice(L, L + T - 1)
+    rest = self.model(input_ids=obs[:, c], attention_mask=mask[:, :L + T - 1], position_ids=pos[:, c],
+                      use_cache=True, **{key: cache}).logits
+    return torch.cat([head, rest], 1)
 
 def join(prompt_ids: list[list[int]], out: dict, pad_id: int) -> tuple[Tensor, Tensor]:
     "`obs` and `obs_mask` for `score`: left-padded prompts followed by the completions in `out`."
