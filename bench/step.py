@@ -14,7 +14,7 @@ the median over runs.
 
 Part 2 (this checkout only). One batch of 16 prompts x 8 completions from the same model, then, alternating,
 `repeats` times each: our sampler (`HFPolicy.generate`), our scoring pass without gradient (`score`, as `prepare`
-runs it), the update's forward and backward (`backward`, in the preset's micro-batches and in one), and the
+runs it), the update's forward and backward (`backward`, in one batch and in micro-batches of 32), and the
 bound: one plain forward of the model over the same padded rows (prompt and completion ids, no KV cache, no
 logprobs), without and with a backward. Tokens per second count the real completion tokens.
 Writes bench/results/step.md and step.csv.
@@ -67,8 +67,8 @@ def token_rates(model: str, repeats: int) -> dict:
     def plain_backward(): policy.model(input_ids=obs, attention_mask=obs_mask).logits.sum().backward()
     fns = {'sampler (HFPolicy.generate)': sample, 'bound: plain forward': plain,
            'scoring, no gradient (score)': score,
-           f'the update: forward + backward, micro-batches of {cfg.micro_batch}': lambda: update(cfg.micro_batch),
            'the update: forward + backward, the whole batch at once': lambda: update(0),
+           'the update: forward + backward, micro-batches of 32 (ordered by length, trimmed)': lambda: update(32),
            'bound: plain forward + backward': plain_backward}
     times = {k: [] for k in fns}
     for _ in range(repeats):

@@ -27,7 +27,8 @@ UNMATCHED = [
     "sampler; the two runs see different prompts in a different order",
     "sampling noise: ours draws with its own Gumbel noise, TRL through model.generate (multinomial); same "
     "distribution, different samples",
-    "optimizer: ours torch.optim.Adam, TRL AdamW with weight decay 0 (the same update)",
+    "optimizer: ours nanorl's Adam (torch.optim.Adam's arithmetic, chapter 05c), TRL torch's AdamW with weight decay 0 "
+    "(the same update)",
     "bookkeeping: ours writes log.csv every step and a checkpoint every 50 steps and evaluates once at the start "
     "(not timed); TRL logs every step in memory and saves nothing",
 ]
