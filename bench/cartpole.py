@@ -8,7 +8,8 @@ Each run is a fresh `python -m nanorl.train --config configs/cartpole_<algo>.yam
 measured around the whole process (interpreter start and imports included) and ends when the run stops: at the
 first greedy evaluation whose mean return over 20 episodes reaches 475 (the config's `stop_when_solved`), or at its
 last step. Rollout throughput is real (unpadded) environment steps divided by the time spent in rollouts, from the
-run's own log. Also times a bare `import nanorl.train` in the same run, the start-up share of every wall time.
+run's own log. Also times a bare `import nanorl.train` in the same run, the start-up share of every wall time, and
+`import torch` against `import torch, torch._dynamo`.
 Writes bench/results/cartpole.csv (one row per run) and bench/results/cartpole.md (the medians).
 """
 import argparse, csv, math, statistics, subprocess, sys, tempfile, time
@@ -52,7 +53,9 @@ def main():
         args.algos, args.seeds, extra, n_startup = ['reinforce'], [0], ['--steps', '3'], 1
         if args.out is None: args.out = str(Path(tempfile.mkdtemp(prefix='bench_cartpole_')) / 'cartpole')
     if args.out is None: args.out = str(ROOT / 'bench/results/cartpole')
-    startup = statistics.median(time_cmd([sys.executable, '-c', 'import nanorl.train']) for _ in range(n_startup))
+    imports = {what: statistics.median(time_cmd([sys.executable, '-c', f'import {what}']) for _ in range(n_startup))
+               for what in ('nanorl.train', 'torch', 'torch, torch._dynamo')}
+    startup = imports['nanorl.train']
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for algo, seed in tqdm([(a, s) for a in args.algos for s in args.seeds], desc='cartpole bench'):
@@ -75,7 +78,9 @@ def main():
     if args.quick: cmd = 'python bench/cartpole.py --quick'
     note = (f"Seeds {args.seeds}, medians; produced by `{cmd}`. In the same run, starting Python and importing "
             f"`nanorl.train` alone took {startup:.1f} s (median of {n_startup}): "
-            f"that much of each wall time is start-up.")
+            f"that much of each wall time is start-up. Importing torch alone took {imports['torch']:.2f} s, and "
+            f"torch with TorchDynamo, which every torch.optim optimizer imports on first use and chapter 05c's Adam "
+            f"does not, {imports['torch, torch._dynamo']:.2f} s.")
     Path(args.out + '.md').write_text(f"{table}\n\n{note}\n")
     print(table); print(note)
     if args.quick: print(f"(quick mode: results in {args.out}.csv and .md)")

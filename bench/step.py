@@ -1,4 +1,4 @@
-"""Where a GRPO step on the tiny Countdown model goes, in several checkouts side by side, and the bound.
+"""Where a GRPO step on the tiny Countdown model goes, in several checkouts side by side.
 
     python bench/step.py                                   # this checkout: 3 runs of 20 steps
     python bench/step.py --trees before=/tmp/wt_before after=.   # checkouts alternating (git worktrees)
@@ -9,13 +9,13 @@ Part 1. For each checkout (a label and a folder), `runs` fresh processes of
 (and its own preset),
 alternating between checkouts. All of them train the same model folder (this checkout's `nanorl.tiny` build, passed
 as --model, so no checkout rebuilds it). From each run's log: the median over steps 2..N of the rollout, the
-rescoring pass (`t_score`), the update and the whole step (wall time between consecutive steps); the table gives
-the median over runs.
+rescoring pass (`t_score`, all of `prepare`), the update and the whole step (wall time between consecutive steps);
+the table gives the median over runs.
 
 Part 2 (this checkout only). One batch of 16 prompts x 8 completions from the same model, then, alternating,
 `repeats` times each: our sampler (`HFPolicy.generate`), our scoring pass without gradient (`score`, as `prepare`
-runs it), the update's forward and backward (`backward`, in one batch and in micro-batches of 32), and the
-bound: one plain forward of the model over the same padded rows (prompt and completion ids, no KV cache, no
+runs it), the update's forward and backward (`backward`, in one batch and in micro-batches of 32), and a
+reference: one plain forward of the model over the same padded rows (prompt and completion ids, no KV cache, no
 logprobs), without and with a backward. Tokens per second count the real completion tokens.
 Writes bench/results/step.md and step.csv.
 """
@@ -42,11 +42,12 @@ def run_tree(tree: Path, model: str, steps: int, out: Path, extra: list[str]) ->
     if proc.returncode: raise SystemExit(f"{' '.join(cmd)} in {tree} failed:\n{proc.stderr[-3000:]}")
     log = read_log(out / 'run')
     wall, med = log['wall_time'][2:], lambda xs: statistics.median(xs)
+    preset = load_yaml(tree / 'configs/countdown_tiny_cpu.yaml')
     return {**{k: med(log[k][2:]) for k in PHASES}, 'step': med([b - a for a, b in zip(wall, wall[1:])]),
-            'tokens': med(log['ep_len'][2:]) * 128}
+            'tokens': med(log['ep_len'][2:]) * preset['n_prompts'] * preset['group_size']}
 
 def token_rates(model: str, repeats: int) -> dict:
-    "Real completion tokens per second of our sampler and scoring passes, and of a plain forward (the bound)."
+    "Real completion tokens per second of our sampler and scoring passes, and of a plain forward (a reference)."
     cfg = from_dict({**load_yaml(ROOT / 'configs/countdown_tiny_cpu.yaml'), 'model': model, 'progress': False})
     torch.set_num_threads(cfg.threads)
     task, policy, *_ = build(cfg)
@@ -65,11 +66,11 @@ def token_rates(model: str, repeats: int) -> dict:
     def plain():
         with torch.no_grad(): policy.model(input_ids=obs, attention_mask=obs_mask)
     def plain_backward(): policy.model(input_ids=obs, attention_mask=obs_mask).logits.sum().backward()
-    fns = {'sampler (HFPolicy.generate)': sample, 'bound: plain forward': plain,
+    fns = {'sampler (HFPolicy.generate)': sample, 'reference: plain forward': plain,
            'scoring, no gradient (score)': score,
            'the update: forward + backward, the whole batch at once': lambda: update(0),
            'the update: forward + backward, micro-batches of 32 (ordered by length, trimmed)': lambda: update(32),
-           'bound: plain forward + backward': plain_backward}
+           'reference: plain forward + backward': plain_backward}
     times = {k: [] for k in fns}
     for _ in range(repeats):
         for k, fn in fns.items():

@@ -2,7 +2,7 @@
 
     python bench/vs_trl.py                         # 3 alternating pairs of 40 steps, seed 0
     python bench/vs_trl.py --pairs 5 --steps 60
-    python bench/vs_trl.py --ours_args --compile true   # extra knobs for our run (here: chapter 06's compiled decode)
+    python bench/vs_trl.py --ours_args --micro_batch 32   # knobs for our run, as on the command line
     python bench/vs_trl.py --quick                 # CI-sized smoke run, results in a temporary folder
 
 TRL is a bench-only dependency (`pip install -e '.[bench]'`, TRL 1.16.0); nothing in nanorl imports it. Both sides
@@ -29,8 +29,9 @@ UNMATCHED = [
     "distribution, different samples",
     "optimizer: ours nanorl's Adam (torch.optim.Adam's arithmetic, chapter 05c), TRL torch's AdamW with weight decay 0 "
     "(the same update)",
-    "bookkeeping: ours writes log.csv every step and a checkpoint every 50 steps and evaluates once at the start "
-    "(not timed); TRL logs every step in memory and saves nothing",
+    "bookkeeping: ours writes log.csv every step and a checkpoint every 50 steps, and evaluates 16 problems at the "
+    "start (not timed) and after the last step (in the last interval, which the median ignores); TRL logs every step "
+    "in memory and saves nothing",
 ]
 
 def run_ours(args, out: Path) -> dict:

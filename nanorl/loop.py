@@ -31,7 +31,7 @@ class Prepared:
     n_units: float                        # what per-unit statistics are averaged over: real steps, or pairs
     obs_mask: Tensor | None = None        # [N, L] attention mask when `obs` holds token ids
     logp: Tensor | None = None            # [N, T] the sampler's logprobs
-    old_logp: Tensor | None = None        # [N, T] logprobs under the weights that sampled, recomputed here
+    old_logp: Tensor | None = None        # [N, T] logprobs under the weights that sampled (None: see one_pass)
     advantage: Tensor | None = None       # [N, T]
     returns: Tensor | None = None         # [N, T] the critic's targets
     old_value: Tensor | None = None       # [N, T] the critic's values when the batch was prepared
@@ -60,7 +60,9 @@ class Prepared:
         end = int(self.mask.any(0).nonzero().max()) + 1 if self.mask.any() else T
         steps = {k: v[:, :end] for k in STEP_FIELDS if (v := getattr(self, k)) is not None}
         if self.obs_mask is None: return replace(self, obs=self.obs[:, :end], **steps)
-        start, stop = int(self.obs_mask.any(0).nonzero().min()), self.obs.shape[1] - (T - end)
+        prompt = self.obs.shape[1] - T      # a column before the completion stays: it predicts the first token
+        start = min(int(self.obs_mask.any(0).nonzero().min()), max(prompt - 1, 0))
+        stop = self.obs.shape[1] - (T - end)
         return replace(self, obs=self.obs[:, start:stop], obs_mask=self.obs_mask[:, start:stop], **steps)
 
 STEP_FIELDS = ('act', 'mask', 'logp', 'old_logp', 'advantage', 'returns', 'old_value', 'ref_logp')   # [N, T] each
@@ -159,7 +161,7 @@ def backward(d: Prepared, idx: Tensor, policy, critic, cfg, objective: Objective
     "Accumulate into `.grad` the gradient of the minibatch `idx` of `d`, micro-batch by micro-batch."
     norm = world.norm(objective.norm(d.mask[idx], cfg))
     if 0 < cfg.micro_batch < len(idx):     # rows of like length together: each micro-batch is trimmed to its longest
-        idx = idx[d.mask[idx].flatten(1).sum(1).argsort(stable=True)]
+        idx = idx[d.mask[idx].flatten(1).cumsum(1).argmax(1).argsort(stable=True)]   # by each row's last real step
     total, sums, bad = 0.0, {}, None
     for s in micro_batches(len(idx), cfg.micro_batch):
         loss, stats = objective.loss(policy, critic, d.rows(idx[s]), norm, cfg)
@@ -203,7 +205,7 @@ ADAM_FIXED = dict(weight_decay=0.0, amsgrad=False, maximize=False, foreach=None,
                   differentiable=False, fused=None, decoupled_weight_decay=False)   # torch.optim.Adam's, as computed
 
 class Adam:
-    "Adam as `torch.optim.Adam` computes it on the CPU (its defaults), without importing `torch.optim`."
+    "Adam as `torch.optim.Adam` computes it on the CPU (its defaults), without importing TorchDynamo."
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
         groups = list(params)
         if groups and not isinstance(groups[0], dict): groups = [{'params': groups}]
@@ -255,8 +257,9 @@ class Adam:
             if other := {k: old[k] for k in ADAM_FIXED if k in old and old[k] != ADAM_FIXED[k]}:
                 raise ValueError(f"the optimizer state was saved with {other}, which this Adam does not compute")
             g.update({k: old[k] for k in ('lr', 'betas', 'eps')})
-        self.state = {params[int(i)]: {k: v.to(params[int(i)].device) if k != 'step' else v.clone()
-                                       for k, v in s.items()} for i, s in state['state'].items()}
+        own = lambda v, p: v.to(device=p.device, dtype=p.dtype, copy=True)    # never shared with `state`
+        self.state = {params[int(i)]: {k: v.clone() if k == 'step' else own(v, params[int(i)]) for k, v in s.items()}
+                      for i, s in state['state'].items()}
 
 # %% ../nbs/05c_train.ipynb #671340ca
 def build(cfg):

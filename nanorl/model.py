@@ -19,8 +19,8 @@ from .config import ConfigError, LoopConfig, check_choice, check_rules, knob
 # %% auto #0
 __all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'LM_EXTRA', 'LM_KNOBS', 'build_tokenizer', 'build_model', 'save_model',
            'ModelLoadError', 'hub_reachable', 'first_line', 'load_pretrained', 'stop_token_ids', 'checkpointing',
-           'HFPolicy', 'left_pad', 'positions', 'evaluating', 'cache_name', 'join', 'add_lora', 'weights_of',
-           'WeightsMismatch', 'check_weights', 'load_weights', 'LMConfig', 'check_device']
+           'HFPolicy', 'left_pad', 'positions', 'evaluating', 'cache_name', 'cache_off', 'join', 'add_lora',
+           'weights_of', 'WeightsMismatch', 'check_weights', 'load_weights', 'LMConfig', 'check_device']
 
 # %% ../nbs/06_model.ipynb #269b0322
 PAD, EOS = '<pad>', '<eos>'
@@ -254,14 +254,19 @@ def score(self: HFPolicy, obs: Tensor, act: Tensor, obs_mask: Tensor | None = No
     logp = logits.log_softmax(-1).gather(-1, act.to(dev).unsqueeze(-1)).squeeze(-1)
     return logp.to(obs.device), entropy(logits).to(obs.device)
 
+def cache_off(model) -> bool:
+    "Whether `model` would ignore a KV cache: in training mode with gradient checkpointing on, transformers drops it."
+    return model.training and any(getattr(m, 'gradient_checkpointing', False) for m in model.modules())
+
 @patch
 def _completion_logits(self: HFPolicy, obs: Tensor, mask: Tensor, T: int) -> Tensor:
     "`[N, T, V]`: the logits that predict the last `T` columns of `obs`; a prompt that several rows share runs once."
     L, pos = obs.shape[1] - T, positions(mask)
+    whole = lambda: self.model(input_ids=obs, attention_mask=mask, position_ids=pos, logits_to_keep=T + 1,
+                               use_cache=False).logits[:, :-1]
+    if L == 0 or cache_off(self.model): return whole()
     prompts, rows = torch.unique(torch.cat([obs[:, :L], mask[:, :L]], 1), dim=0, return_inverse=True)
-    if L == 0 or len(prompts) == len(obs) or self.model.training:   # training mode: checkpointing drops the cache
-        return self.model(input_ids=obs, attention_mask=mask, position_ids=pos, logits_to_keep=T + 1,
-                          use_cache=False).logits[:, :-1]
+    if len(prompts) == len(obs): return whole()
     first = torch.full((len(prompts),), len(obs), device=obs.device).scatter_reduce(
         0, rows, torch.arange(len(obs), device=obs.device), 'amin')          # a row that holds each prompt
     out = self.model(input_ids=obs[first, :L], attention_mask=mask[first, :L], position_ids=pos[first, :L],
