@@ -19,8 +19,8 @@ from .config import ConfigError, LoopConfig, check_choice, check_rules, knob
 # %% auto #0
 __all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'LM_EXTRA', 'LM_KNOBS', 'build_tokenizer', 'build_model', 'save_model',
            'ModelLoadError', 'hub_reachable', 'first_line', 'load_pretrained', 'stop_token_ids', 'checkpointing',
-           'HFPolicy', 'left_pad', 'positions', 'evaluating', 'cache_name', 'cache_off', 'join', 'add_lora',
-           'weights_of', 'WeightsMismatch', 'check_weights', 'load_weights', 'LMConfig', 'check_device']
+           'HFPolicy', 'left_pad', 'positions', 'evaluating', 'cache_name', 'distinct_rows', 'cache_off', 'join',
+           'add_lora', 'weights_of', 'WeightsMismatch', 'check_weights', 'load_weights', 'LMConfig', 'check_device']
 
 # %% ../nbs/06_model.ipynb #269b0322
 PAD, EOS = '<pad>', '<eos>'
@@ -189,22 +189,33 @@ def cache_name(out) -> str:
     "The field of a model output that holds the KV cache: `cache` (transformers 5.2x) or `past_key_values` (5.16)."
     return 'cache' if 'cache' in type(out).__dataclass_fields__ else 'past_key_values'
 
+def distinct_rows(x: Tensor) -> tuple[Tensor, Tensor]:
+    "For the rows of `x` (`[B, L]`): the index of one row per distinct value, and which of those each row equals."
+    uniq, rows = torch.unique(x, dim=0, return_inverse=True)
+    first = torch.full((len(uniq),), len(x), device=x.device).scatter_reduce(
+        0, rows, torch.arange(len(x), device=x.device), 'amin')
+    return first, rows
+
+@patch
+def _prefill(self: HFPolicy, ids: Tensor, mask: Tensor, first: Tensor, rows: Tensor) -> tuple:
+    ("One forward over the distinct left-padded prompts `ids[first]`; returns the output's cache field, the KV cache "
+     "with a copy for every row (`rows`), and each row's last-column logits.")
+    out = self.model(input_ids=ids[first], attention_mask=mask[first], position_ids=positions(mask[first]),
+                     use_cache=True, logits_to_keep=1)
+    key = cache_name(out)
+    cache = getattr(out, key)
+    cache.batch_select_indices(rows)      # each row's copy of its prompt's keys and values; gradients add up
+    return key, cache, out.logits[:, -1][rows]
+
 @patch
 @torch.no_grad()
 def _generate_chunk(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, generator, greedy: bool):
     dev = self.device
-    distinct = {p: i for i, p in enumerate(dict.fromkeys(map(tuple, prompt_ids)))}   # a group's prompt, once
-    rows = torch.tensor([distinct[tuple(p)] for p in prompt_ids], device=dev)
-    ids, attn = (t.to(dev) for t in left_pad([list(p) for p in distinct], self.pad_id))
+    ids, attn = (t.to(dev) for t in left_pad(prompt_ids, self.pad_id))
     B, stop = len(prompt_ids), torch.tensor(self.stop_ids, device=dev)
     noise = generator if generator is None or generator.device == dev else \
         torch.Generator(dev).manual_seed(int(torch.randint(2 ** 62, (1,), generator=generator)))
-    with self.autocast():
-        out = self.model(input_ids=ids, attention_mask=attn, position_ids=positions(attn), use_cache=True,
-                         logits_to_keep=1)
-    key = cache_name(out)
-    cache, logits, attn = getattr(out, key), out.logits[:, -1][rows], attn[rows]
-    cache.batch_select_indices(rows)           # every row's own copy of its prompt's keys and values
+    with self.autocast(): key, cache, logits = self._prefill(ids, attn, *distinct_rows(torch.cat([ids, attn], 1)))
     nxt = positions(attn)[:, -1] + 1
     tokens = torch.full((B, max_new_tokens), self.pad_id, dtype=torch.long, device=dev)
     logp, mask = torch.zeros(B, max_new_tokens, device=dev), torch.zeros(B, max_new_tokens, device=dev)
@@ -265,20 +276,14 @@ def _completion_logits(self: HFPolicy, obs: Tensor, mask: Tensor, T: int) -> Ten
     whole = lambda: self.model(input_ids=obs, attention_mask=mask, position_ids=pos, logits_to_keep=T + 1,
                                use_cache=False).logits[:, :-1]
     if L == 0 or cache_off(self.model): return whole()
-    prompts, rows = torch.unique(torch.cat([obs[:, :L], mask[:, :L]], 1), dim=0, return_inverse=True)
-    if len(prompts) == len(obs): return whole()
-    first = torch.full((len(prompts),), len(obs), device=obs.device).scatter_reduce(
-        0, rows, torch.arange(len(obs), device=obs.device), 'amin')          # a row that holds each prompt
-    out = self.model(input_ids=obs[first, :L], attention_mask=mask[first, :L], position_ids=pos[first, :L],
-                     use_cache=True, logits_to_keep=1)
-    key = cache_name(out)
-    cache, head = getattr(out, key), out.logits[:, -1:][rows]       # head: each row's first completion token
-    if T == 1: return head
-    cache.batch_select_indices(rows)      # each row's copy of its prompt's keys and values; gradients add up
+    first, rows = distinct_rows(torch.cat([obs[:, :L], mask[:, :L]], 1))
+    if len(first) == len(obs): return whole()
+    key, cache, head = self._prefill(obs[:, :L], mask[:, :L], first, rows)   # head: each row's first completion token
+    if T == 1: return head[:, None]
     c = slice(L, L + T - 1)
     rest = self.model(input_ids=obs[:, c], attention_mask=mask[:, :L + T - 1], position_ids=pos[:, c],
                       use_cache=True, **{key: cache}).logits
-    return torch.cat([head, rest], 1)
+    return torch.cat([head[:, None], rest], 1)
 
 def join(prompt_ids: list[list[int]], out: dict, pad_id: int) -> tuple[Tensor, Tensor]:
     "`obs` and `obs_mask` for `score`: left-padded prompts followed by the completions in `out`."
