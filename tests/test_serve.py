@@ -281,7 +281,8 @@ def test_worker_killed_mid_generation_trainer_keeps_training(tmp_path):
 
 def test_trainer_killed_and_resumed_workers_reconnect(tmp_path):
     port, steps = free_port(), 300        # far more steps than one poll can miss: the kill must land mid-run
-    args = ['--steps', str(steps), '--n_prompts', '8', '--max_len', '200', '--max_staleness', '2',
+    # the resumed trainer keeps the checkpoint's version until max_staleness + 1 newer ones: room for the probe below
+    args = ['--steps', str(steps), '--n_prompts', '8', '--max_len', '200', '--max_staleness', '8',
             '--eval_every', str(steps), '--save_every', '5']
     t = trainer(tmp_path, port, *args)
     ws = [worker(port), worker(port)]
