@@ -4,13 +4,13 @@
 
 # %% ../nbs/01_core.ipynb #177a7b34
 from __future__ import annotations
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 import torch
 from torch import Tensor
 
 # %% auto #0
-__all__ = ['AGG_MODES', 'Trajectory', 'Batch', 'grouped', 'make_batch', 'masked_sum', 'masked_mean', 'masked_var',
-           'masked_whiten', 'loss_norm', 'aggregate', 'micro_batches', 'did_you_mean']
+__all__ = ['AGG_MODES', 'Trajectory', 'Batch', 'grouped', 'make_batch', 'zero_padding', 'masked_sum', 'masked_mean', 'masked_var',
+           'masked_whiten', 'zeroed', 'loss_norm', 'aggregate', 'micro_batches', 'did_you_mean']
 
 # %% ../nbs/01_core.ipynb #f590f1c3
 @dataclass
@@ -75,9 +75,15 @@ def make_batch(trajs: list[Trajectory], group_size: int = 1) -> Batch:
                  terminated=g(torch.tensor([t.terminated for t in trajs])), last_obs=g(torch.stack(last)))
 
 # %% ../nbs/01_core.ipynb #a29eae34
+def zero_padding(x: Tensor, mask: Tensor) -> Tensor:
+    "`x` with every entry where `mask == 0` set to exactly 0, even inf or NaN (`x` may have axes after the mask's)."
+    keep = (mask != 0).reshape(*mask.shape, *[1] * (x.dim() - mask.dim()))
+    return torch.where(keep, x, torch.zeros((), dtype=x.dtype))
+
 def masked_sum(x: Tensor, mask: Tensor, dim=None) -> Tensor:
     "Sum of `x` over the real steps (`mask == 1`), over `dim` or over everything."
-    return (x * mask).sum() if dim is None else (x * mask).sum(dim)
+    x = zero_padding(x, mask) * mask
+    return x.sum() if dim is None else x.sum(dim)
 
 def masked_mean(x: Tensor, mask: Tensor, dim=None) -> Tensor:
     "Mean of `x` over the real steps; 0 where a row has none."
@@ -91,7 +97,13 @@ def masked_var(x: Tensor, mask: Tensor, dim=None) -> Tensor:
 
 def masked_whiten(x: Tensor, mask: Tensor, eps: float = 1e-8) -> Tensor:
     "Shift and scale the real steps of `x` to mean 0, std 1 over the whole batch; padding becomes exactly 0."
-    return (x - masked_mean(x, mask)) / (masked_var(x, mask).sqrt() + eps) * mask
+    return zero_padding((x - masked_mean(x, mask)) / (masked_var(x, mask).sqrt() + eps) * mask, mask)
+
+# %% ../nbs/01_core.ipynb #8200851d
+def zeroed(batch: Batch) -> Batch:
+    "`batch` with its per-step values (logp, reward, and obs when it is per step) set to 0 on padding."
+    per_step = ['logp', 'reward'] + (['obs'] if batch.obs_mask is None else [])
+    return replace(batch, **{k: zero_padding(getattr(batch, k), batch.mask) for k in per_step})
 
 # %% ../nbs/01_core.ipynb #ab55f3c1
 AGG_MODES = ('token-mean', 'seq-mean-token-mean', 'constant')

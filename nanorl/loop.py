@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 import torch
 from torch import Tensor
 from tqdm import tqdm
-from .core import Batch, aggregate, loss_norm, masked_mean, masked_sum, masked_whiten, micro_batches
+from .core import Batch, aggregate, loss_norm, masked_mean, masked_sum, masked_whiten, micro_batches, zeroed
 from .algos import dead_groups, estimate_advantage, outcome_score
 from .loss import kl_penalty, ppo_loss, value_loss
 from .config import OBJECTIVES, TASKS, ConfigError, LoopConfig, to_yaml
@@ -369,6 +369,7 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
                                               "another rank's source stopped")
                     if saved != step: checkpoint(step)
                     break
+                batch = zeroed(batch)             # what a sampler left on padding cannot reach the update
                 t1 = time.perf_counter()
                 d = source.prepare(batch, policy, critic, ref, cfg)
                 t_score = time.perf_counter() - t1
