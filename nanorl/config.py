@@ -177,7 +177,7 @@ class LoopConfig(Knobs):
     "The loop's knobs: what to train, on what, how much, and how the update is computed."
     algo: str = knob('reinforce', f"advantage estimator, one of {sorted(ESTIMATORS)}, "
                                   f"or an objective of chapter 09 (sft, dpo, ipo)")
-    task: str = knob('cartpole', "what to train on: cartpole, or a language task (countdown, gsm8k)")
+    task: str = knob('cartpole', "what to train on: cartpole, or a language task")
     name: str = knob('', "run name; the run writes to out_dir/name; '' = <task>_<algo>")
     out_dir: str = knob('runs', "where run directories go")
     overwrite: bool = knob(False, "replace the run already in out_dir/name (otherwise a new run there is refused)")

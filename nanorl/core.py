@@ -99,7 +99,7 @@ def masked_whiten(x: Tensor, mask: Tensor, eps: float = 1e-8) -> Tensor:
     "Shift and scale the real steps of `x` to mean 0, std 1 over the whole batch; padding becomes exactly 0."
     return zero_padding((x - masked_mean(x, mask)) / (masked_var(x, mask).sqrt() + eps) * mask, mask)
 
-# %% ../nbs/01_core.ipynb #8200851d
+# %% ../nbs/01_core.ipynb #e69645e0
 def zeroed(batch: Batch) -> Batch:
     "`batch` with its per-step values (logp, reward, and obs when it is per step) set to 0 on padding."
     per_step = ['logp', 'reward'] + (['obs'] if batch.obs_mask is None else [])

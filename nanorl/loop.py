@@ -327,8 +327,9 @@ def stop_on_signals(source):
 
 def train(cfg, resume: str | None = None, make_source: typing.Callable | None = None, world: Solo = SOLO) -> dict:
     ("Train with `cfg`, continuing from the run directory `resume` if given; returns the last row of the log, "
-     "with `end`: why the run ended (solved, steps, a signal's name, or the source's reason). With several "
-     "processes (`world`, chapter 14) rank 0 alone writes the log and checkpoints and evaluates.")
+     "with `end`: why the run ended (solved, steps, a signal's name, or the source's reason), and where this "
+     "call began (`start_step`, `start_wall_time`). With several processes (`world`, chapter 14) rank 0 alone "
+     "writes the log and checkpoints and evaluates.")
     lead, part = world.rank == 0, world.part(cfg)      # part: this process's share of each batch
     if not resume: claim_run_dir(cfg, remove=lead)
     torch.set_num_threads(cfg.threads)
@@ -340,6 +341,7 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
     if resume:
         ck = restore(resume, cfg, policy, critic, opt, generator)
         start, env_steps, wall0 = ck['step'], ck['env_steps'], ck['wall_time']
+        if lead: print(f"resumed {resume} from step {start} ({wall0:.1f}s of training so far)", flush=True)
     t_start, saved = time.perf_counter() - wall0, (start if resume else None)
     def checkpoint(step: int, solved: bool = False):
         nonlocal saved
@@ -409,7 +411,7 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
         source.close(error); task.close(); bar.close()
         if log: log.close()
     if lead: print(task.summary(read_log(cfg.run_dir), cfg))
-    return {**row, 'end': end}
+    return {**row, 'end': end, 'start_step': start, 'start_wall_time': wall0}
 
 # %% ../nbs/05c_train.ipynb #72dcb99e
 PRESETS = {

@@ -4,7 +4,7 @@
 
 # %% ../nbs/90_cli.ipynb #c1a00005
 from __future__ import annotations
-import math, os, sys, textwrap, time
+import json, math, os, sys, textwrap, time
 STARTED = time.perf_counter()                            # for the last line's "the whole command took"
 from dataclasses import dataclass, fields, is_dataclass, replace
 from functools import partial
@@ -25,8 +25,8 @@ from .ddp import WAIT, Ranks, launched
 from .loop import SOLO, Solo
 
 # %% auto #0
-__all__ = ['STARTED', 'from_dict', 'EXIT_CODES', 'Config', 'batch_source', 'train', 'show', 'usage', 'parse_cli',
-           'config_from_argv', 'ending', 'run', 'main']
+__all__ = ['STARTED', 'from_dict', 'EXIT_CODES', 'Config', 'batch_source', 'check_role', 'train', 'show', 'usage', 'parse_cli',
+           'config_from_argv', 'ending', 'report', 'run', 'main']
 
 # %% ../nbs/90_cli.ipynb #c1a00008
 @dataclass
@@ -41,11 +41,6 @@ def batch_source(cfg: Config, task, objective, world: Solo = SOLO) -> LocalSourc
     ("The source of `cfg`'s batches: the trainer's queue, a sampler with its own weights store, or the plain loop. "
      "Each rank of a trainer serves its own workers, on `port + rank`, batches of its share of the prompts.")
     if cfg.role == 'trainer':                                          # its token: NANORL_TOKEN or token_file
-        if world.size > 1 and not 0 < cfg.idle_timeout < WAIT.total_seconds():
-            raise ConfigError(f"with {world.size} trainer ranks, idle_timeout must be between 0 and "
-                              f"{WAIT.total_seconds():.0f} s (how long a rank waits for the others in a collective), "
-                              f"got {cfg.idle_timeout:g}: a rank whose workers are gone must stop before its peers "
-                              f"give up on it")
         return TrainerSource(task, replace(world.part(cfg), port=cfg.port + world.rank))
     if cfg.sampler_dtype or cfg.old_logp != 'recompute' or cfg.tis_cap or cfg.max_staleness:
         source = SnapshotSource(task, keep=cfg.max_staleness + 1)
@@ -53,14 +48,24 @@ def batch_source(cfg: Config, task, objective, world: Solo = SOLO) -> LocalSourc
     return EngineSource(source) if cfg.engine == 'vllm' else source
 
 # %% ../nbs/90_cli.ipynb #c1a00019
-def train(cfg: Config, resume: str | None = None, world: Solo = SOLO) -> dict:
-    "Train as `python -m nanorl.train` does: on batches from the source `cfg` asks for (`batch_source`)."
+def check_role(cfg: Config, world: Solo = SOLO):
+    ("Refuse, before the run folder is claimed or a model is loaded, a role that cannot run as configured: these "
+     "mistakes are the user's to fix first, whatever else is wrong.")
     if cfg.role == 'rollout':
         raise ConfigError("role rollout samples for a trainer and does not train: call rollout_worker(cfg)")
     if world.size > 1 and cfg.engine == 'vllm' and cfg.role == 'local':
         raise ConfigError(f"engine vllm does not run inside {world.size} torchrun ranks: train with role trainer "
                           f"under torchrun and sample with rollout workers started with --engine vllm (chapter 15's "
                           f"countdown_full job group), or drop --engine vllm")
+    if cfg.role == 'trainer' and world.size > 1 and not 0 < cfg.idle_timeout < WAIT.total_seconds():
+        raise ConfigError(f"with {world.size} trainer ranks, idle_timeout must be between 0 and "
+                          f"{WAIT.total_seconds():.0f} s (how long a rank waits for the others in a collective), "
+                          f"got {cfg.idle_timeout:g}: a rank whose workers are gone must stop before its peers "
+                          f"give up on it")
+
+def train(cfg: Config, resume: str | None = None, world: Solo = SOLO) -> dict:
+    "Train as `python -m nanorl.train` does: on batches from the source `cfg` asks for (`batch_source`)."
+    check_role(cfg, world)
     return loop.train(cfg, resume, make_source=lambda task, objective: batch_source(cfg, task, objective, world),
                       world=world)
 
@@ -80,7 +85,8 @@ def usage(width: int = 100) -> str:
         own = [f for f in fields(cls) if f.name not in seen]
         if own: lines += ["", f"{cls.__doc__.splitlines()[0]}"]
         for f in own:
-            lines += textwrap.wrap(f"{f.metadata['help']} [default: {show(f.default)}]", width,
+            more = f"; one of {', '.join(TASKS)}" if f.name == 'task' else ''
+            lines += textwrap.wrap(f"{f.metadata['help']}{more} [default: {show(f.default)}]", width,
                                    initial_indent=f"  --{f.name:<17} ", subsequent_indent=' ' * 22,
                                    break_on_hyphens=False)
             seen.add(f.name)
@@ -118,12 +124,26 @@ def config_from_argv(argv: list[str]) -> tuple[Config, str | None]:
 EXIT_CODES = {'solved': 0, 'steps': 0, 'SIGINT': 130, 'SIGTERM': 143}   # anything else (idle_timeout): 1
 
 def ending(row: dict, cfg: Config, took: float) -> str:
-    "The last line of a run: why it ended, where it is, and how long training and the whole command took."
+    ("The last line of a run: why it ended, where it is, and how long this command trained (and, on a resume, how "
+     "long the run has trained in all) and took.")
     step, end = row.get('step'), row['end']
     why = {'solved': f"solved at step {step} (greedy evaluation {row.get('eval_return', math.nan):.4g})",
            'steps': f"finished all {step} steps"}.get(
         end, f"stopped at step {step} ({end}), checkpointed; continue with --resume {cfg.run_dir}")
-    return f"nanorl: {why} -> {cfg.run_dir}; training {row.get('wall_time', 0):.1f}s, the command {took:.1f}s"
+    start, before = row.get('start_step', 0), row.get('start_wall_time', 0.0)
+    trained = f"training {row.get('wall_time', before) - before:.1f}s"
+    if start: trained += f" from step {start} ({row.get('wall_time', before):.1f}s in all)"
+    return f"nanorl: {why} -> {cfg.run_dir}; {trained}, the command {took:.1f}s"
+
+def report(line: str, world: Solo, code: int) -> int:
+    ("Print why the run ended, one line, from rank 0 alone; under torchrun also hand it to torchrun's failure "
+     "summary (its error file), which otherwise says '<N/A>'. Returns the exit status `code`.")
+    if world.rank: return code
+    print(line, file=sys.stderr, flush=True)
+    if path := os.environ.get('TORCHELASTIC_ERROR_FILE'):
+        info = {'py_callstack': line, 'timestamp': str(int(time.time()))}
+        Path(path).write_text(json.dumps({'message': {'message': line, 'extraInfo': info}}))
+    return code
 
 def run(argv: list[str], world: Solo) -> int:
     "Everything `main` does for one process of the run; returns the exit status."
@@ -133,8 +153,10 @@ def run(argv: list[str], world: Solo) -> int:
             engine = partial(vllm_policy, gpu_memory=cfg.vllm_gpu_memory) if cfg.engine == 'vllm' else None
             rollout_worker(cfg, sampler=engine); return 0
         row = train(cfg, resume, world)
-    except ConfigError as e: print(f"nanorl: error: {e}", file=sys.stderr); return 2
-    except NonFiniteLoss as e: print(f"nanorl: stopped: {e}", file=sys.stderr); return 1
+    except ConfigError as e: return report(f"nanorl: error: {e}", world, 2)
+    except NonFiniteLoss as e: return report(f"nanorl: stopped: {e}", world, 1)
+    except KeyboardInterrupt as e:                      # before training began, or a second Ctrl-C during a step
+        return report(f"nanorl: interrupted ({e or 'Ctrl-C'}); what the last checkpoint holds is kept", world, 130)
     if world.rank == 0:
         print(time_breakdown(read_log(cfg.run_dir)))
         print(ending(row, cfg, time.perf_counter() - STARTED), flush=True)

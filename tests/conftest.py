@@ -5,6 +5,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+def runs_in(folder: Path) -> dict:
+    "Every file under `folder` with its size and modification time."
+    return {str(f): (f.stat().st_size, f.stat().st_mtime_ns) for f in folder.rglob('*') if f.is_file()}
+
+@pytest.fixture(scope='session', autouse=True)
+def runs_left_alone():
+    "A user's runs in the repository's runs/ (the quick start leaves one): no test writes there or reads them."
+    before = runs_in(ROOT / 'runs')
+    yield
+    after = runs_in(ROOT / 'runs')
+    assert after == before, f"the tests changed runs/: {sorted(set(after.items()) ^ set(before.items()))[:5]}"
+
 @pytest.fixture(scope='session')
 def nanorl_cli():
     "Run `python -m nanorl.train ARGS` from the repository root; returns the CompletedProcess."

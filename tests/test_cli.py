@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import torch
 from dataclasses import fields
-from nanorl.train import CKPT, Config, read_log
+from nanorl.train import CKPT, TASKS, Config, read_log
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,6 +57,7 @@ def test_help_lists_every_knob():
     assert p.returncode == 0
     flat = ' '.join(p.stdout.split())                                   # --help wraps its lines
     for f in fields(Config): assert f'--{f.name} ' in p.stdout and ' '.join(f.metadata['help'].split()) in flat
+    for task in TASKS: assert f' {task},' in flat or f' {task} [default' in flat, task     # every registered task
     assert max(map(len, p.stdout.splitlines())) <= 100 and '(default:' not in p.stdout
 
 def test_console_script_and_default_run_solve_cartpole(tmp_path):
@@ -126,3 +127,24 @@ def test_the_readme_python_snippet_runs_as_written(tmp_path):
     for code in blocks:
         p = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
         assert p.returncode == 0 and 'solved at step' in p.stdout, (code, p.stdout[-1000:], p.stderr[-2000:])
+
+def test_a_resume_says_where_it_resumed_and_times_this_command(tmp_path):
+    first = run('--out_dir', str(tmp_path), '--steps', '3', '--stop_when_solved', 'false', '--progress', 'false')
+    assert first.returncode == 0, first.stderr
+    total3 = float(re.search(r'; training ([0-9.]+)s, the command', first.stdout).group(1))
+    p = run('--resume', str(tmp_path / 'cartpole_reinforce'), '--steps', '5', '--progress', 'false')
+    assert p.returncode == 0, p.stderr
+    assert f"resumed {tmp_path / 'cartpole_reinforce'} from step 3 (" in p.stdout.splitlines()[0], p.stdout
+    this, total = map(float, re.search(r'training ([0-9.]+)s from step 3 \(([0-9.]+)s in all\)', p.stdout).groups())
+    wall = read_log(tmp_path / 'cartpole_reinforce')['wall_time']
+    assert total == pytest.approx(wall[-1], abs=0.06) and this == pytest.approx(total - total3, abs=0.2), p.stdout
+
+def test_configuration_errors_come_before_the_run_folder(tmp_path):
+    "A run already in the folder: a wrong setting is still what the user hears about."
+    assert run('--out_dir', str(tmp_path), '--steps', '1', '--progress', 'false').returncode == 0
+    for args, message in [(['--role', 'rollout', '--trainer_url', 'ftp://x'], "trainer_url must look like"),
+                          (['--algo', 'ppo', '--critic', 'false'], "needs a critic")]:
+        p = run('--out_dir', str(tmp_path), *args)
+        assert p.returncode == 2 and message in p.stderr and 'already holds a run' not in p.stderr, p.stderr
+    p = run('--out_dir', str(tmp_path))
+    assert p.returncode == 2 and 'already holds a run' in p.stderr and '--name OTHER' in p.stderr

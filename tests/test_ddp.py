@@ -27,6 +27,17 @@ def test_two_ranks_solve_cartpole_and_rank_0_alone_writes(tmp_path):
     assert log['step'][0] == 0 and log['eval_return'][-1] >= 475
     assert sorted(p.name for p in tmp_path.iterdir()) == ['cartpole_reinforce']
 
+def test_a_configuration_error_is_one_line_from_rank_0(tmp_path):
+    "Both ranks find the run folder taken; rank 0 alone says so, and torchrun's summary names it as the root cause."
+    assert train('--out_dir', str(tmp_path), '--steps', '1', n=1).returncode == 0
+    r = train('--out_dir', str(tmp_path))
+    out = r.stdout + r.stderr
+    run = tmp_path / 'cartpole_reinforce'
+    assert r.returncode != 0 and [ln for ln in out.splitlines() if ln.startswith('nanorl:')] == [
+        f"nanorl: error: {run} already holds a run (log.csv and checkpoint.pt): continue it with --resume {run}, "
+        f"start another with --name OTHER, or replace it with --overwrite true"], out[-3000:]
+    assert 'traceback : nanorl: error:' in out, out[-3000:]
+
 def test_resume_with_another_rank_count(tmp_path):
     r = train('--out_dir', str(tmp_path), '--steps', '4', '--stop_when_solved', 'false')
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]

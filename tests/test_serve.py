@@ -390,7 +390,7 @@ def test_load_8_workers_queue_bounded_nothing_lost(tmp_path):
     (['--max_staleness', '-1'], "max_staleness must be 0 or positive"),
     (['--role', 'boss'], "unknown role 'boss'"),
 ])
-def test_transport_config_errors_are_one_line(args, message):
-    p = start(*args, token='')
+def test_transport_config_errors_are_one_line(args, message, tmp_path):
+    p = start(*args, '--out_dir', str(tmp_path), token='')
     out = p.communicate(timeout=120)[0].strip()
     assert p.returncode == 2 and message in out.splitlines()[-1] and 'Traceback' not in out, out[-2000:]
