@@ -9,7 +9,7 @@ cfg = cfg['DEFAULT']
 setup(
     name=cfg['lib_name'], version=cfg['version'], description=cfg['description'],
     author=cfg['author'], author_email=cfg['author_email'], license=cfg['license'],
-    url=cfg['git_url'], keywords=cfg['keywords'].split(), python_requires='>=' + cfg['min_python'],
+    url=cfg['git_url'], keywords=cfg['keywords'].split(), python_requires=f">={cfg['min_python']},<{cfg['max_python']}",
     packages=find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
     install_requires=cfg['requirements'].split(),
     extras_require={'lm': cfg['lm_requirements'].split(),

@@ -140,8 +140,12 @@ def main():
     for side, name in (('ours', 'nanoRL GRPO'), ('trl', 'TRL GRPOTrainer')):
         m = med[side]
         lines.append(f"| {name} | {m['step_s']:.3f} | {n / m['step_s']:.0f} | {m['mean_reward']:.3f} |")
-    text = ('\n'.join(lines) + f"\n\nTRL's seconds per step over ours, pair by pair: "
-            f"{', '.join(f'{r:.2f}' for r in ratios)} (median **{statistics.median(ratios):.2f}**). "
+    verdict = (f"TRL's seconds per step over ours, pair by pair: {', '.join(f'{r:.2f}' for r in ratios)} (median "
+               f"**{statistics.median(ratios):.2f}**; above 1, ours is faster). ")
+    if args.quick:     # 3 steps a side, warm-up included: a check that both sides run, not a comparison
+        verdict = ("Quick mode: each side ran end to end; times over 3 steps are mostly warm-up and compare nothing "
+                   "(run without --quick for the comparison). ")
+    text = ('\n'.join(lines) + f"\n\n{verdict}"
             f"Medians of {args.pairs} alternating runs of {args.steps} steps each; produced by `{cmd}`.\n\n"
             "Not matched:\n" + ''.join(f"- {u}\n" for u in UNMATCHED))
     Path(args.out + '.md').write_text(text)

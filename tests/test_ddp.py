@@ -18,6 +18,7 @@ def test_two_ranks_update_like_one_process():
     r = torchrun('-m', 'nanorl.ddp')
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert r.stdout.count('largest weight difference') == 7, r.stdout
+    assert r.stdout.splitlines()[-1].startswith('ok: 2 ranks updated as one process does'), r.stdout
 
 def test_two_ranks_solve_cartpole_and_rank_0_alone_writes(tmp_path):
     r = train('--out_dir', str(tmp_path))
