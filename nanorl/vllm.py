@@ -192,8 +192,8 @@ def vllm_policy(policy, task, cfg, gpu_memory: float | None = None) -> VLLMPolic
         raise ConfigError(f"engine vllm samples language models; the trainer runs a {task.kind} task: "
                           f"start this worker without --engine vllm")
     t0 = time.perf_counter()
-    print(f"nanorl: starting a vLLM engine over {task.model_path} (about half a minute on a CPU, longer the first "
-          f"time on a GPU, which compiles)", flush=True)
+    print(f"nanorl: starting a vLLM engine over {task.model_path} (seconds on a CPU; on a GPU longer the first "
+          f"time, while it compiles)", flush=True)
     engine = VLLMEngine(task.model_path, lora_rank=cfg.lora_rank, dtype=cfg.sampler_dtype or cfg.dtype, seed=cfg.seed,
                         max_num_seqs=cfg.gen_batch_size or 256, gpu_memory=gpu_memory or cfg.vllm_gpu_memory)
     print(f"nanorl: vLLM {import_vllm().__version__} engine over {task.model_path} started in "
