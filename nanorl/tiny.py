@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_tiny.ipynb #9aea6c87
 from __future__ import annotations
-import fcntl, hashlib, inspect, json, os, sys
+import fcntl, hashlib, inspect, json, os, shutil, sys, time
 from pathlib import Path
 import torch
 from tqdm import tqdm
@@ -15,8 +15,9 @@ from .tasks import cache_dir, make_language_task
 from . import ifeval   # registers the 'ifeval' task (chapter 07a), so a tiny model can be built for it
 
 # %% auto #0
-__all__ = ['TINY_RECIPE', 'SFT_FRACTION', 'encode_pairs', 'sft_loss', 'sft', 'sft_rows', 'rl_rows', 'gold_completion',
-           'key_modules', 'recipe_key', 'build_threads', 'tiny_model', 'build_tiny', 'main']
+__all__ = ['TINY_RECIPE', 'SFT_FRACTION', 'BUILD_RATE', 'encode_pairs', 'sft_loss', 'sft', 'sft_state', 'load_sft_state',
+           'sft_rows', 'rl_rows', 'gold_completion', 'key_modules', 'recipe_key', 'build_threads', 'tiny_model',
+           'BuildInterrupted', 'duration', 'rough_time', 'save_atomic', 'resume_state', 'build_tiny', 'main']
 
 # %% ../nbs/08_tiny.ipynb #0f9014f3
 def encode_pairs(policy, prompts: list[str], completions: list[str]) -> Prepared:
@@ -35,23 +36,39 @@ def sft_loss(policy, batch: Prepared, loss_agg: str = 'token-mean', norm: float 
     return aggregate(-logp, batch.mask, loss_agg, loss_norm(batch.mask, loss_agg) if norm is None else norm)
 
 def sft(policy, prompts: list[str], completions: list[str], steps: int, batch_size: int = 64, lr: float = 3e-3,
-        seed: int = 0, progress: bool = True) -> list[float]:
-    "Supervised fine-tuning on (prompt, completion) pairs with Adam; returns the loss of every step."
+        seed: int = 0, progress: bool = True, state: dict | None = None, save=None, save_every: int = 100
+        ) -> list[float]:
+    ("Supervised fine-tuning on (prompt, completion) pairs with Adam; returns the loss of every step. Every "
+     "`save_every` steps `save(sft_state(...))` is called; passing that `state` back continues where it stopped.")
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam([p for p in policy.parameters() if p.requires_grad], lr=lr)
-    losses = []
-    for _ in tqdm(range(steps), disable=not progress, desc='sft'):
-        idx = torch.randint(len(prompts), (batch_size,), generator=g).tolist()
-        loss = sft_loss(policy, encode_pairs(policy, [prompts[i] for i in idx], [completions[i] for i in idx]))
-        opt.zero_grad(); loss.backward(); opt.step()
-        losses.append(loss.item())
+    losses = load_sft_state(state, policy, opt, g) if state else []
+    with tqdm(range(len(losses), steps), initial=len(losses), total=steps, disable=not progress, desc='sft') as bar:
+        for _ in bar:
+            idx = torch.randint(len(prompts), (batch_size,), generator=g).tolist()
+            loss = sft_loss(policy, encode_pairs(policy, [prompts[i] for i in idx], [completions[i] for i in idx]))
+            opt.zero_grad(); loss.backward(); opt.step()
+            losses.append(loss.item())
+            if save and len(losses) % save_every == 0 and len(losses) < steps: save(sft_state(policy, opt, g, losses))
     return losses
+
+def sft_state(policy, opt, g: torch.Generator, losses: list[float]) -> dict:
+    "All that the next SFT step reads: the weights, Adam's moments and step, the batch generator, torch's global RNG."
+    return {'step': len(losses), 'losses': losses, 'policy': policy.state_dict(), 'opt': opt.state_dict(),
+            'generator': g.get_state(), 'torch_rng': torch.get_rng_state()}
+
+def load_sft_state(state: dict, policy, opt, g: torch.Generator) -> list[float]:
+    "Put `state` (from `sft_state`) back into `policy`, `opt`, `g` and torch's RNG; returns the losses so far."
+    policy.load_state_dict(state['policy']); opt.load_state_dict(state['opt'])
+    g.set_state(state['generator']); torch.set_rng_state(state['torch_rng'])
+    return list(state['losses'])
 
 # %% ../nbs/08_tiny.ipynb #cede9e36
 TINY_RECIPE = {'countdown': dict(hidden=96, layers=4, sft_steps=1500),
                'gsm8k': dict(hidden=96, layers=4, sft_steps=300),
                'ifeval': dict(hidden=96, layers=4, sft_steps=600)}
 SFT_FRACTION = 0.7
+BUILD_RATE = {'countdown': 15, 'gsm8k': 6, 'ifeval': 2}   # SFT steps a second on 2 idle cores of a Xeon (AVX512)
 
 def sft_rows(task) -> list[dict]:
     "The train rows the tiny model's warm-up sees: the first 70%. RL gets the rest (`rl_rows`)."
@@ -84,43 +101,112 @@ def recipe_key(task_name: str, seed: int, recipe: dict) -> str:
 
 def build_threads() -> int: return max(1, min(2, os.cpu_count() or 1))
 
-def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: int | None = None) -> Path:
-    "Folder of the tiny SFT-warmed model for `task_name`, building it on first use."
+def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: int | None = None,
+               save_every: int = 100) -> Path:
+    ("Folder of the tiny SFT-warmed model for `task_name`, building it on first use; `progress` announces a build "
+     "and shows its bar. A build saves a checkpoint every `save_every` steps, and an interrupted one resumes there.")
     recipe = {**TINY_RECIPE[task_name], **({'sft_steps': sft_steps} if sft_steps is not None else {})}
     path = cache_dir() / f"tiny-{task_name}-s{seed}-sft{recipe['sft_steps']}-{recipe_key(task_name, seed, recipe)}"
     if (path / 'config.json').is_file(): return path
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + '.lock'), 'w') as lock:   # one build at a time; the others wait for it
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (path / 'config.json').is_file(): build_tiny(task_name, seed, recipe, path, progress)
+        try: fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if progress: _say(f"another process is building {path}; waiting for it")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (path / 'config.json').is_file(): build_tiny(task_name, seed, recipe, path, progress, save_every)
     return path
 
-def build_tiny(task_name: str, seed: int, recipe: dict, path: Path, progress: bool = True):
-    "Build the tiny model of `recipe` into the folder `path` (written under a temporary name, then renamed)."
-    task = make_language_task(task_name, seed)
-    rows = sft_rows(task)
-    prompts, completions = [task.build_prompt(r) for r in rows], [gold_completion(task, r) for r in rows]
-    tok = build_tokenizer([p + c for p, c in zip(prompts, completions)])
+# %% ../nbs/08_tiny.ipynb #b7e1c002
+class BuildInterrupted(KeyboardInterrupt):
+    "Ctrl-C during a tiny model's build; the message says which checkpoint the next build resumes from."
+
+def _say(message: str):
+    "One line about a build, on stderr: stdout keeps only what a command returns (the model's folder)."
+    print(f"nanorl.tiny: {message}", file=sys.stderr, flush=True)
+
+def duration(seconds: float) -> str: return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+def rough_time(task_name: str, steps: int) -> str:
+    "How long `steps` SFT steps of the task's tiny model take on 2 idle cores, roughly (`BUILD_RATE`)."
+    s = steps / BUILD_RATE[task_name]
+    return f"{s:.0f} s" if s < 90 else f"{s / 60:.0f} min"
+
+def save_atomic(obj, file: Path):
+    "`torch.save` to `file` whole or not at all: a build killed while saving keeps its previous checkpoint."
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_name(file.name + '.tmp')
+    torch.save(obj, tmp); os.replace(tmp, file)
+
+def resume_state(partial: Path) -> dict | None:
+    "The checkpoint an interrupted build left in the folder `partial`, or None (saying why if it cannot be read)."
+    file = partial / 'state.pt'
+    if not file.is_file(): return None
+    try: return torch.load(file)
+    except Exception as e:
+        _say(f"cannot resume from {file} ({type(e).__name__}: {str(e).splitlines()[0][:200]}); building from step 0")
+
+# %% ../nbs/08_tiny.ipynb #b7e1c003
+def build_tiny(task_name: str, seed: int, recipe: dict, path: Path, progress: bool = True, save_every: int = 100):
+    ("Build the tiny model of `recipe` into the folder `path` (written under a temporary name, then renamed), "
+     "checkpointing into `<path>.partial` every `save_every` SFT steps and resuming from a checkpoint found there.")
+    partial, steps, t0 = path.with_name(path.name + '.partial'), recipe['sft_steps'], time.perf_counter()
+    state = resume_state(partial)
+    saved = state['step'] if state else 0
+    if progress:
+        _say(f"building the tiny {task_name} model once (seed {seed}, {steps} SFT steps, about "
+             f"{rough_time(task_name, steps)} on 2 idle cores) into {path} (NANORL_CACHE moves the cache)")
+        if state: _say(f"resuming the build from step {saved} of {steps}, saved in {partial}")
+    def save(checkpoint: dict):
+        nonlocal saved
+        save_atomic(checkpoint, partial / 'state.pt'); saved = checkpoint['step']
     n_threads = torch.get_num_threads()
-    with torch.random.fork_rng():          # a build must not move the caller's random state (a cache hit would not)
-        torch.set_num_threads(build_threads())
-        policy = HFPolicy(build_model(tok, hidden=recipe['hidden'], layers=recipe['layers'], seed=seed), tok)
-        sft(policy, prompts, completions, steps=recipe['sft_steps'], seed=seed, progress=progress)
-    torch.set_num_threads(n_threads)
-    tmp = path.with_name(path.name + f'.tmp{os.getpid()}')
-    save_model(policy.model, tok, tmp)
-    os.replace(tmp, path)
+    try:
+        task = make_language_task(task_name, seed)
+        rows = sft_rows(task)
+        prompts, completions = [task.build_prompt(r) for r in rows], [gold_completion(task, r) for r in rows]
+        tok = build_tokenizer([p + c for p, c in zip(prompts, completions)])
+        with torch.random.fork_rng():      # a build must not move the caller's random state (a cache hit would not)
+            torch.set_num_threads(build_threads())
+            policy = HFPolicy(build_model(tok, hidden=recipe['hidden'], layers=recipe['layers'], seed=seed), tok)
+            sft(policy, prompts, completions, steps=steps, seed=seed, progress=progress, state=state, save=save,
+                save_every=save_every)
+        tmp = path.with_name(path.name + f'.tmp{os.getpid()}')
+        save_model(policy.model, tok, tmp)
+        os.replace(tmp, path)
+    except KeyboardInterrupt:
+        raise BuildInterrupted(f"stopped building {path.name}; " + (
+            f"its checkpoint at step {saved} of {steps} is in {partial}, and the next build resumes from it" if saved
+            else f"no checkpoint yet (one every {save_every} steps), so the next build starts over")) from None
+    finally: torch.set_num_threads(n_threads)
+    shutil.rmtree(partial, ignore_errors=True)
+    if progress: _say(f"built the tiny {task_name} model in {duration(time.perf_counter() - t0)}: {path}")
 
 # %% ../nbs/08_tiny.ipynb #c7a4f366
 def main(argv: list[str] | None = None):
-    "Build (or find) the tiny model of a task and print its folder."
+    "Build (or find) the tiny model of a task and print its folder; with no arguments, print the usage."
     import argparse
-    ap = argparse.ArgumentParser(prog='python -m nanorl.tiny', description=main.__doc__)
-    ap.add_argument('task', nargs='?', default='countdown', choices=sorted(TINY_RECIPE))
-    ap.add_argument('--seed', type=int, default=0)
+    argv = sys.argv[1:] if argv is None else argv
+    ap = argparse.ArgumentParser(prog='python -m nanorl.tiny', formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Build the tiny model of TASK once (a tokenizer, a Qwen2 model, an SFT warm-up on the task's\n"
+                    "demonstrations) into the cache, or find it there, and print its folder. An interrupted\n"
+                    "build resumes from its last checkpoint.\n\n"
+                    f"cache: {cache_dir()} (set NANORL_CACHE to move it)",
+        epilog="tasks, their SFT steps and rough build times on 2 idle cores:\n" + "\n".join(
+            f"  {t:<10} {r['sft_steps']:>5} steps  {rough_time(t, r['sft_steps'])}" for t, r in TINY_RECIPE.items()))
+    ap.add_argument('task', nargs='?', choices=sorted(TINY_RECIPE), metavar='TASK',
+                    help=f"the task whose model to build: {', '.join(sorted(TINY_RECIPE))}")
+    ap.add_argument('--seed', type=int, default=0, help='seed of the model and of the task\'s rows (default: 0)')
     ap.add_argument('--sft_steps', type=int, default=None, help="warm-up steps (default: the task's recipe)")
+    ap.add_argument('--save_every', type=int, default=100,
+                    help='SFT steps between checkpoints of the build (default: 100; the model does not depend on it)')
+    if not argv: return ap.print_help()
     args = ap.parse_args(argv)
-    print(tiny_model(args.task, args.seed, sft_steps=args.sft_steps))
+    if args.task is None: ap.error(f"name the task to build: {', '.join(sorted(TINY_RECIPE))}")
+    if args.save_every < 1: ap.error(f"--save_every must be 1 or more, got {args.save_every}")
+    try: print(tiny_model(args.task, args.seed, sft_steps=args.sft_steps, save_every=args.save_every))
+    except KeyboardInterrupt as e:
+        print(f"nanorl.tiny: {e or 'stopped before the build began'}", file=sys.stderr); sys.exit(130)
 
 # %% ../nbs/08_tiny.ipynb #bd1ac484
 #| eval: false

@@ -1,0 +1,71 @@
+"The tiny model's build as a user meets it (chapter 08): usage without a task, a Ctrl-C, a resume to the same bits."
+import hashlib, os, re, shutil, signal, subprocess, sys, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STEPS, EVERY = 30, 5           # a checkpoint at step 5, then 25 more steps in which to interrupt the build
+
+def default_sigint(): signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+def tiny(cache: Path, *args):
+    "`python -m nanorl.tiny ARGS` with its own cache, and SIGINT raising KeyboardInterrupt in it as at a terminal."
+    # a job that a shell started in the background (`cmd &`) has SIGINT ignored, and its children inherit that
+    return subprocess.Popen([sys.executable, '-m', 'nanorl.tiny', *args], cwd=ROOT, text=True,
+                            env={**os.environ, 'NANORL_CACHE': str(cache)}, preexec_fn=default_sigint,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+def finish(p, timeout=300) -> tuple[int, str, str]:
+    out, err = p.communicate(timeout=timeout)
+    return p.returncode, out, err
+
+def notes(err: str) -> list[str]:
+    "The lines of stderr that are not tqdm's bar."
+    return [l for l in err.replace('\r', '\n').splitlines() if l.strip() and not l.startswith('sft:')]
+
+def weights_sha(cache: Path) -> str:
+    (model,) = cache.glob('tiny-countdown-*/model.safetensors')
+    return hashlib.sha256(model.read_bytes()).hexdigest()
+
+def test_no_arguments_prints_usage_and_builds_nothing(tmp_path):
+    cache = tmp_path / 'cache'
+    code, out, err = finish(tiny(cache))
+    assert code == 0, err
+    for word in ('usage: python -m nanorl.tiny', 'countdown', 'gsm8k', 'ifeval', '--seed', '--sft_steps',
+                 str(cache), 'NANORL_CACHE'):
+        assert word in out, (word, out)
+    assert not cache.exists() or not any(cache.iterdir())
+    code, out, err = finish(tiny(cache, '--seed', '1'))      # options but no task: an error, still no build
+    assert code == 2 and 'name the task to build' in err
+    assert not cache.exists() or not any(cache.iterdir())
+
+def test_interrupted_build_resumes_to_the_same_weights(tmp_path):
+    cache, args = tmp_path / 'cache', ['countdown', '--sft_steps', str(STEPS), '--save_every', str(EVERY)]
+    code, out, err = finish(tiny(cache, *args))
+    assert code == 0, err
+    whole, folder = weights_sha(cache), Path(out.strip().splitlines()[-1])
+    assert notes(err)[0].startswith(f'nanorl.tiny: building the tiny countdown model once (seed 0, {STEPS} SFT steps')
+    assert notes(err)[-1].startswith('nanorl.tiny: built the tiny countdown model') and str(folder) in notes(err)[-1]
+    assert not folder.with_name(folder.name + '.partial').exists()
+
+    code, out, err = finish(tiny(cache, *args))               # found in the cache: the folder, nothing else
+    assert (code, out.strip(), notes(err)) == (0, str(folder), [])
+
+    shutil.rmtree(folder)                                      # the same build again (the task's rows stay cached)
+    p = tiny(cache, *args)
+    checkpoint = folder.with_name(folder.name + '.partial') / 'state.pt'
+    t0 = time.time()
+    while not checkpoint.exists() and p.poll() is None and time.time() - t0 < 240: time.sleep(0.02)
+    p.send_signal(signal.SIGINT)
+    code, out, err = finish(p)
+    assert code == 130, err
+    assert 'Traceback' not in err and out.strip() == ''
+    stop = notes(err)[-1]
+    assert len(notes(err)) == 2 and stop.startswith(f'nanorl.tiny: stopped building {folder.name}; its checkpoint'), err
+    saved = int(re.search(rf'checkpoint at step (\d+) of {STEPS}', stop).group(1))
+    assert saved % EVERY == 0 and 0 < saved < STEPS and not folder.exists()
+
+    code, out, err = finish(tiny(cache, *args))
+    assert code == 0, err
+    assert f'nanorl.tiny: resuming the build from step {saved} of {STEPS}' in notes(err)[1]
+    assert weights_sha(cache) == whole                       # bit for bit the uninterrupted build's weights
+    assert not checkpoint.parent.exists()
