@@ -103,8 +103,9 @@ def build_threads() -> int: return max(1, min(2, os.cpu_count() or 1))
 
 def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: int | None = None,
                save_every: int = 100) -> Path:
-    ("Folder of the tiny SFT-warmed model for `task_name`, building it on first use; `progress` announces a build "
-     "and shows its bar. A build saves a checkpoint every `save_every` steps, and an interrupted one resumes there.")
+    ("Folder of the tiny SFT-warmed model for `task_name`, building it on first use (a line on stderr "
+     "before and after a build; `progress` adds the bar). A build saves a checkpoint every `save_every` steps, "
+     "and an interrupted one resumes there.")
     recipe = {**TINY_RECIPE[task_name], **({'sft_steps': sft_steps} if sft_steps is not None else {})}
     path = cache_dir() / f"tiny-{task_name}-s{seed}-sft{recipe['sft_steps']}-{recipe_key(task_name, seed, recipe)}"
     if (path / 'config.json').is_file(): return path
@@ -112,7 +113,7 @@ def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: 
     with open(path.with_name(path.name + '.lock'), 'w') as lock:   # one build at a time; the others wait for it
         try: fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            if progress: _say(f"another process is building {path}; waiting for it")
+            _say(f"another process is building {path}; waiting for it")
             fcntl.flock(lock, fcntl.LOCK_EX)
         if not (path / 'config.json').is_file(): build_tiny(task_name, seed, recipe, path, progress, save_every)
     return path
@@ -153,10 +154,9 @@ def build_tiny(task_name: str, seed: int, recipe: dict, path: Path, progress: bo
     partial, steps, t0 = path.with_name(path.name + '.partial'), recipe['sft_steps'], time.perf_counter()
     state = resume_state(partial)
     saved = state['step'] if state else 0
-    if progress:
-        _say(f"building the tiny {task_name} model once (seed {seed}, {steps} SFT steps, about "
-             f"{rough_time(task_name, steps)} on 2 idle cores) into {path} (NANORL_CACHE moves the cache)")
-        if state: _say(f"resuming the build from step {saved} of {steps}, saved in {partial}")
+    _say(f"building the tiny {task_name} model once (seed {seed}, {steps} SFT steps, about "
+         f"{rough_time(task_name, steps)} on 2 idle cores) into {path} (NANORL_CACHE moves the cache)")
+    if state: _say(f"resuming the build from step {saved} of {steps}, saved in {partial}")
     def save(checkpoint: dict):
         nonlocal saved
         save_atomic(checkpoint, partial / 'state.pt'); saved = checkpoint['step']
@@ -180,7 +180,7 @@ def build_tiny(task_name: str, seed: int, recipe: dict, path: Path, progress: bo
             else f"no checkpoint yet (one every {save_every} steps), so the next build starts over")) from None
     finally: torch.set_num_threads(n_threads)
     shutil.rmtree(partial, ignore_errors=True)
-    if progress: _say(f"built the tiny {task_name} model in {duration(time.perf_counter() - t0)}: {path}")
+    _say(f"built the tiny {task_name} model in {duration(time.perf_counter() - t0)}: {path}")
 
 # %% ../nbs/08_tiny.ipynb #c7a4f366
 def main(argv: list[str] | None = None):

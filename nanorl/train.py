@@ -22,6 +22,7 @@ from .snapshots import SnapshotSource, TrustConfig
 from .serve import TrainerSource, rollout_worker
 from .vllm import EngineConfig, EngineSource, vllm_policy
 from .ddp import WAIT, Ranks, launched
+from .tiny import BuildInterrupted
 from .loop import SOLO, Solo
 
 # %% auto #0
@@ -155,6 +156,7 @@ def run(argv: list[str], world: Solo) -> int:
         row = train(cfg, resume, world)
     except ConfigError as e: return report(f"nanorl: error: {e}", world, 2)
     except NonFiniteLoss as e: return report(f"nanorl: stopped: {e}", world, 1)
+    except BuildInterrupted as e: return report(f"nanorl: interrupted: {e}", world, 130)   # says where it resumes
     except KeyboardInterrupt as e:                      # before training began, or a second Ctrl-C during a step
         return report(f"nanorl: interrupted ({e or 'Ctrl-C'}); what the last checkpoint holds is kept", world, 130)
     if world.rank == 0:

@@ -1,5 +1,5 @@
 "The command line as a user meets it: real processes, real exit codes, real files."
-import math, re, shutil, subprocess, sys
+import math, os, re, shutil, signal, subprocess, sys, time
 from pathlib import Path
 import pytest
 import torch
@@ -148,3 +148,24 @@ def test_configuration_errors_come_before_the_run_folder(tmp_path):
         assert p.returncode == 2 and message in p.stderr and 'already holds a run' not in p.stderr, p.stderr
     p = run('--out_dir', str(tmp_path))
     assert p.returncode == 2 and 'already holds a run' in p.stderr and '--name OTHER' in p.stderr
+
+def test_ctrl_c_while_the_tiny_model_builds_is_one_line(tmp_path):
+    "The first language run builds the tiny model and says so; a Ctrl-C during the build is one line, exit 130."
+    err_file = tmp_path / 'stderr'
+    with open(err_file, 'w') as err:
+        p = subprocess.Popen([sys.executable, '-m', 'nanorl.train', '--task', 'countdown', '--algo', 'grpo',
+                              '--group_size', '2', '--out_dir', str(tmp_path / 'runs'), '--progress', 'false'],
+                             cwd=ROOT, text=True, env={**os.environ, 'NANORL_CACHE': str(tmp_path / 'cache')},
+                             stdout=subprocess.DEVNULL, stderr=err,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        t0 = time.time()
+        while 'nanorl.tiny: building' not in err_file.read_text() and p.poll() is None and time.time() - t0 < 240:
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=120)
+    lines = [ln for ln in err_file.read_text().splitlines() if ln.strip()]
+    assert p.returncode == 130 and 'Traceback' not in '\n'.join(lines), lines
+    assert lines[0].startswith('nanorl.tiny: building the tiny countdown model once (seed 0, 1500 SFT steps'), lines
+    assert re.fullmatch(r"nanorl: interrupted: stopped building tiny-countdown-s0-\S+; (its checkpoint at step \d+ "
+                        r"of 1500 is in \S+\.partial, and the next build resumes from it|no checkpoint yet \(one every "
+                        r"100 steps\), so the next build starts over)", lines[-1]), lines
