@@ -13,8 +13,8 @@ from fastcore.basics import patch
 from .wire import BadRequest
 
 # %% auto #0
-__all__ = ['NAME', 'TARGET', 'LENGTH', 'ONCE', 'Limits', 'fd_budget', 'Request', 'parse_head', 'encode_reply', 'Conn', 'Server',
-           'shed']
+__all__ = ['NAME', 'TARGET', 'LENGTH', 'ONCE', 'DROPPED', 'Limits', 'fd_budget', 'Request', 'parse_head', 'encode_reply', 'Conn',
+           'Server', 'shed']
 
 # %% ../nbs/12a_httpd.ipynb #5a6e8121
 @dataclass
@@ -27,7 +27,9 @@ class Limits:
     body: int = 64 << 20
     buffered: int = 256 << 20
     threads: int = 4
-    backlog: int = 128
+    backlog: int = 4096
+    parked: int = 4096
+    grace: float = 0.25
 
 def fd_budget(want: int, spare: int = 64) -> int:
     "How many connections this process can hold open: `want`, lowered to fit the descriptor limit (raised if allowed)."
@@ -95,10 +97,10 @@ def encode_reply(status: int, body: bytes | dict, kind: str = 'application/json'
 
 # %% ../nbs/12a_httpd.ipynb #344cc73d
 class Conn:
-    "One client connection: its socket, the bytes received, and where its request stands."
+    "One client connection: its socket, where its request stands, and when bytes last moved either way."
     def __init__(self, sock: socket.socket, now: float):
         self.sock, self.started, self.moved, self.state = sock, now, now, 'read'
-        self.buf, self.got, self.held, self.req, self.need = bytearray(), 0, 0, None, 0
+        self.buf, self.held, self.req, self.need = bytearray(), 0, None, 0
         self.out, self.unread = deque(), 0
 
 # %% ../nbs/12a_httpd.ipynb #b52a03ca
@@ -115,8 +117,11 @@ class Server:
         self.sel.register(self.lsock, selectors.EVENT_READ, 'accept')
         self.sel.register(self.wake_r, selectors.EVENT_READ, 'wake')
         self.pool = ThreadPoolExecutor(limits.threads, thread_name_prefix=f'{name}-handler')
-        self.cap, self.conns, self.replies = fd_budget(limits.connections), {}, deque()
+        budget = fd_budget(limits.connections + limits.parked)
+        self.cap, self.room = min(limits.connections, budget), max(budget - limits.connections, 0)
+        self.conns, self.parked, self.replies = {}, deque(), deque()
         self.held, self.paused_until, self.stopped = 0, 0.0, False
+        # dropped: readers parked (or closed, out of descriptors); refused: parked ones closed with their 503
         self.counts = dict(requests=0, refused=0, dropped=0, timeouts=0, hangups=0, errors=0)
 
     @property
@@ -133,6 +138,7 @@ class Server:
         if hasattr(self, 'thread'): self.thread.join(5)
         self.pool.shutdown(wait=False, cancel_futures=True)
         for c in list(self.conns): self.close(c)
+        for c in self.parked: c.sock.close()
         for s in (self.lsock, self.wake_r, self.wake_w): s.close()
         self.sel.close()
 
@@ -144,7 +150,8 @@ class Server:
 @patch
 def serve(self: Server):
     while not self.stopped:
-        for key, events in self.sel.select(timeout=0.25):
+        wait = min(0.25, max(self.paused_until - time.monotonic(), 0.0)) if self.paused_until else 0.25
+        for key, events in self.sel.select(timeout=wait):
             conn = key.data
             try:
                 if conn == 'accept': self.accept()
@@ -166,28 +173,49 @@ def accept(self: Server):
         except (BlockingIOError, InterruptedError): return
         except OSError as e:
             if e.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM): continue
-            if not self.drop_slowest():                 # out of descriptors: free one, or pause accepting
-                self.sel.unregister(self.lsock); self.paused_until = time.monotonic() + 0.1
+            if self.parked: self.unpark()               # out of descriptors: free one
+            else: self.drop_slowest(park=False)
             return
         sock.setblocking(False)
-        if len(self.conns) >= self.cap and not self.drop_slowest():
-            self.counts['refused'] += 1
-            shed(sock, f"server busy: {len(self.conns)} connections open; retry"); continue
         conn = Conn(sock, time.monotonic())
         self.conns[conn] = None
         self.sel.register(sock, selectors.EVENT_READ, conn)
+        while len(self.conns) > self.cap:
+            if not self.drop_slowest(): return          # none may go yet: accepting waits until one may
 
 @patch
-def drop_slowest(self: Server) -> bool:
-    "Drop the reading connection with the fewest bytes per second (at least 0.25 s old); False if there is none."
+def drop_slowest(self: Server, park: bool = True) -> bool:
+    ("Park (or close) the reader that has gone longest without sending, if that is `limits.grace` s or more; "
+     "else stop accepting until it is, and return False.")
     now = time.monotonic()
-    slow = [c for c in self.conns if c.state == 'read' and now - c.started >= 0.25]
-    if not slow: return False
-    victim = min(slow, key=lambda c: c.got / (now - c.started))
+    victim = next((c for c in self.conns if c.state == 'read'), None)    # conns are in order of their last bytes
+    if victim is None or now - victim.moved < self.limits.grace:
+        self.pause(victim.moved + self.limits.grace if victim else now + 0.1)
+        return False
     self.counts['dropped'] += 1
-    self.close(victim, "dropped: the server is at a limit and this request was the slowest; send requests "
-                       "without pauses, and retry")
+    if not park: self.close(victim, DROPPED); return True
+    del self.conns[victim]
+    self.sel.unregister(victim.sock)
+    self.hold(victim, 0)
+    victim.buf, victim.state, victim.moved = bytearray(), 'parked', now
+    self.parked.append(victim)
+    if len(self.parked) > self.room: self.unpark()
     return True
+
+DROPPED = ("dropped: the server is at its connection limit and this request had gone longest without sending; "
+           "send requests without pauses, and retry")
+
+@patch
+def unpark(self: Server):
+    "Close the connection parked longest, with a 503."
+    self.counts['refused'] += 1
+    shed(self.parked.popleft().sock, DROPPED)
+
+@patch
+def pause(self: Server, until: float):
+    "Stop accepting until `until`: newcomers wait in the listen queue."
+    if not self.paused_until: self.sel.unregister(self.lsock)
+    self.paused_until = until
 
 def shed(sock: socket.socket, why: str):
     "Tell a client it is refused (503) if its socket takes the reply at once, then close."
@@ -208,7 +236,8 @@ def read(self: Server, conn: Conn):
         conn.unread -= len(data)
         if conn.unread <= 0: self.close(conn)
         return
-    conn.got += len(data); conn.buf += data
+    conn.buf += data; conn.moved = time.monotonic()
+    del self.conns[conn]; self.conns[conn] = None       # to the end: conns stay in order of last bytes
     self.hold(conn, len(conn.buf))
     try:
         if conn.req is None:
@@ -310,8 +339,9 @@ def close(self: Server, conn: Conn, why: str = ''):
 
 @patch
 def expire(self: Server):
-    "Enforce the deadlines, and resume accepting after an `EMFILE` pause."
+    "Enforce the deadlines, and resume accepting after a pause."
     now = time.monotonic()
+    while self.parked and now - self.parked[0].moved > self.limits.timeout: self.unpark()
     if self.paused_until and now >= self.paused_until:
         self.paused_until = 0.0
         self.sel.register(self.lsock, selectors.EVENT_READ, 'accept')

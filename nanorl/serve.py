@@ -4,7 +4,7 @@
 
 # %% ../nbs/12b_serve.ipynb #c12a0005
 from __future__ import annotations
-import hmac, http.client, ipaddress, json, math, os, random, re, secrets, socket, sys, threading, time, typing
+import hmac, http.client, ipaddress, json, math, os, random, re, secrets, shlex, socket, sys, threading, time, typing
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +38,8 @@ class ServeConfig(TrustConfig):
                                "'' = the NANORL_TOKEN environment variable")
     max_body_mb: float = knob(64.0, "trainer role: largest request body, in MiB; it holds at most 4 times this "
                                     "of requests at once")
-    max_connections: int = knob(256, "trainer role: open connections at most; past it the slowest is dropped")
+    max_connections: int = knob(256, "trainer role: connections read at once; past it the one silent longest is "
+                                     "parked (held open, unread, until request_timeout)")
     request_timeout: float = knob(30.0, "trainer role: seconds a client may take to send a whole request")
     range_check: bool = knob(True, "trainer role: refuse batches with values outside the task's declared range")
     fair_share: float = knob(1.25, "trainer role: while several workers submit, none gets more than this times an "
@@ -100,6 +101,7 @@ def check_auth(header: str | None, token: str):
 # %% ../nbs/12b_serve.ipynb #d0b42b3f
 class TrainerSource(SnapshotSource):
     "Batches from rollout workers over HTTP; serves weights by version, health, stats and the run's config."
+    notice_every = 60.0      # seconds between the lines saying how to start a worker, while no batch comes
     def __init__(self, task, cfg: ServeConfig, token: str | None = None):
         super().__init__(task, keep=cfg.max_staleness + 1)
         self.token = read_token(cfg) if token is None else token
@@ -112,6 +114,7 @@ class TrainerSource(SnapshotSource):
         self.by_worker, self.worker_ids, self.seen, self.recent = {}, {}, {}, deque(maxlen=32)
         self.latest, self.server, self.spec = (None, b''), None, None
         self.done, self.failed, self.worker, self.last_batch = False, '', math.nan, time.monotonic()
+        self.told = self.last_batch
         # 1 while the loop trains on a batch it took: the next version is not out yet
         self.busy = 0
 
@@ -152,7 +155,6 @@ def submit(self: TrainerSource, t: dict, meta: dict) -> tuple[int, dict]:
     with self.cond:
         if self.failed: raise BadRequest(500, f"the trainer failed: {self.failed}")
         if self.done: raise BadRequest(410, f"training is over (step {self.version}); stop the worker")
-        self.note(worker, now)
         self.counts['submitted'] += 1
         q = len(self.queue) + self.busy                   # batches ahead of this one: queued, or in training
         due = staleness_at_turn(self.version, v, q)
@@ -173,6 +175,7 @@ def submit(self: TrainerSource, t: dict, meta: dict) -> tuple[int, dict]:
         if why := self.over_share(worker, now):
             self.counts['rejected'] += 1; self.counts['unfair'] += 1
             raise BadRequest(429, why)
+        self.note(worker, now)                            # only an accepted batch makes its sender active
         self.queue.append((batch, v, worker)); self.recent.append(worker)
         self.counts['queue_max'] = max(self.counts['queue_max'], len(self.queue))
         self.cond.notify_all()
@@ -180,7 +183,7 @@ def submit(self: TrainerSource, t: dict, meta: dict) -> tuple[int, dict]:
 
 @patch
 def note(self: TrainerSource, worker: str, now: float):
-    "Record that `worker` submitted at `now`, with a running mean of its interval between submissions."
+    "Record that a batch of `worker` was accepted at `now`, with a running mean of its interval between them."
     last, gap = self.seen.get(worker, (now, 0.0))
     self.seen[worker] = (now, 0.5 * gap + 0.5 * (now - last) if gap else now - last)
     if len(self.seen) > 1000:                    # forget workers silent for ten minutes
@@ -189,7 +192,7 @@ def note(self: TrainerSource, worker: str, now: float):
 @patch
 def over_share(self: TrainerSource, worker: str, now: float) -> str:
     "Why `worker` must wait for its turn ('' if it need not)."
-    active = [w for w, (t, gap) in self.seen.items() if now - t <= max(10.0, 3 * gap)]
+    active = {w for w, (t, gap) in self.seen.items() if now - t <= max(10.0, 3 * gap)} | {worker}
     f, n, mine = self.cfg.fair_share, len(self.recent), self.recent.count(worker)
     if not f or len(active) < 2 or n < len(active) or mine + 1 <= f * (n + 1) / len(active): return ''
     if mine <= min(self.recent.count(w) for w in active if w != worker): return ''   # the least served always may
@@ -203,10 +206,13 @@ def pull(self: TrainerSource, policy, cfg, seed, generator):
     with self.cond:
         while True:
             while not self.queue and not self.stopping:
-                if self.cfg.idle_timeout and time.monotonic() - self.last_batch > self.cfg.idle_timeout:
+                now = time.monotonic()
+                if self.cfg.idle_timeout and now - self.last_batch > self.cfg.idle_timeout:
                     self.stopping = f"no batch for {self.cfg.idle_timeout:g} s (idle_timeout)"
                     print(f"trainer: {self.stopping}; checkpointing and exiting", flush=True)
                     break
+                if now - max(self.last_batch, self.told) >= self.notice_every:
+                    self.told = now; print(self.waiting(now - self.last_batch), flush=True)
                 self.cond.wait(0.5)
             if not self.queue: return None
             batch, v, worker = self.queue.popleft()
@@ -220,6 +226,18 @@ def pull(self: TrainerSource, policy, cfg, seed, generator):
             print(f"trainer: worker {self.worker_ids[worker]} is {worker}", flush=True)
         self.worker = self.worker_ids[worker]
     return batch, v
+
+@patch
+def waiting(self: TrainerSource, idle: float) -> str:
+    "The line a trainer prints while no batch comes: for how long, and the command that starts a worker."
+    host = socket.gethostname() if self.cfg.host in ('0.0.0.0', '::') else self.cfg.host
+    url = f"http://{f'[{host}]' if ':' in host else host}:{self.server.port if self.server else self.cfg.port}"
+    token = ('' if not self.token else f", with --token_file {shlex.quote(self.cfg.token_file)} (or the token in "
+             f"NANORL_TOKEN)" if self.cfg.token_file else ", with this trainer's token in NANORL_TOKEN")
+    stop = (f"idle_timeout stops the run at {self.cfg.idle_timeout:g} s" if self.cfg.idle_timeout
+            else "idle_timeout is 0: it waits forever")
+    return (f"trainer: no batch for {idle:.0f} s ({stop}); start a worker: "
+            f"python -m nanorl.train --role rollout --trainer_url {url}{token}")
 
 @patch
 def stats(self: TrainerSource, d) -> dict:

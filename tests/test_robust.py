@@ -1,12 +1,12 @@
 ("The trainer survives its workers, its users and its own crashes: restarts, hostile requests, slow clients, "
  "a flooding worker, huge values, signals in every role, an idle trainer. Real processes on loopback.")
-import json, math, os, signal, socket, struct, subprocess, sys, threading, time
+import ast, json, math, os, resource, signal, socket, struct, subprocess, sys, threading, time
 from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import save as st_save
-from nanorl.train import CKPT, read_log
-from nanorl.serve import Client, pack
+from nanorl.train import CKPT, Config, build, read_log
+from nanorl.serve import Client, TrainerSource, pack
 from test_serve import (TOKEN, balanced, cartpole_batch, final_stats, free_port, meta, post, start, stop, trainer,
                         version, wait_for, worker)
 
@@ -181,6 +181,87 @@ def test_a_thousand_trickling_connections_do_not_starve_valid_requests(tmp_path)
     dropped = stats['server']['dropped'] + stats['server']['refused']
     assert dropped >= 700 and 'Traceback' not in out, (stats, out[-2000:])
 
+ATTACKER = """
+import json, resource, selectors, socket, sys, time
+port, n, secs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (n + 256 if hard == resource.RLIM_INFINITY else hard, hard))
+sel, last, connects, sent = selectors.DefaultSelector(), {}, 0, 0
+def connect():
+    global connects
+    s = socket.socket(); s.setblocking(False); s.connect_ex(('127.0.0.1', port)); connects += 1
+    sel.register(s, selectors.EVENT_WRITE)
+def again(s):                                   # dropped, told anything, or closed: reconnect at once
+    sel.unregister(s); s.close(); last.pop(s, None); connect()
+for _ in range(n): connect()
+end, ready, tick = time.monotonic() + secs, False, 0.0
+while (now := time.monotonic()) < end:
+    for key, events in sel.select(0.1):
+        s = key.fileobj
+        try:
+            if events & selectors.EVENT_WRITE:
+                s.send(b'G'); last[s], sent = now, sent + 1; sel.modify(s, selectors.EVENT_READ)
+            else: s.recv(4096); again(s)
+        except OSError: again(s)
+    if now - tick > 1.0:                        # a byte every 10 s on each connection
+        tick = now
+        for s, t in list(last.items()):
+            if now - t >= 10:
+                try: s.send(b'E'); last[s] = now
+                except OSError: pass
+    if not ready and sent >= n: ready = True; print('ready', flush=True)      # as many first bytes as connections
+print(json.dumps({'connections': n, 'reconnects': connects - n}), flush=True)
+"""
+
+def health_once(port: int, run: str) -> tuple[bool, float]:
+    "One GET /health on a fresh connection, no retry: (the right answer, seconds)."
+    t0 = time.monotonic()
+    try: status, body = ask(port, b'GET /health HTTP/1.1\r\n' + AUTH + b'\r\n', timeout=5)
+    except OSError: return False, time.monotonic() - t0
+    return status == 200 and json.loads(body)['run'] == run, time.monotonic() - t0
+
+def versions_per_second(c: Client, secs: float) -> float:
+    v0, t0 = version(c), time.monotonic()
+    time.sleep(secs)
+    return (version(c) - v0) / (time.monotonic() - t0)
+
+def test_a_thousand_reconnecting_tricklers_starve_neither_requests_nor_training(tmp_path):
+    ("1,000 connections trickling a byte every 10 s, each reconnecting as soon as it is dropped or answered (a 5 s "
+     "request deadline makes them): 99% of 300 /health answered in under 1 s, training at half its rate or more.")
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < 1100: pytest.skip(f"1,000 connections need 1,100 descriptors, "
+                                                                    f"the hard limit is {hard}")
+    queue = int(Path('/proc/sys/net/core/somaxconn').read_text())
+    if queue < 1024: pytest.skip(f"net.core.somaxconn is {queue}: a listen queue that short drops the handshakes of "
+                                 f"a wave of reconnects, valid ones too (each then waits a second)")
+    port = free_port()
+    t, c = waiting_trainer(tmp_path, port, '--n_prompts', '16', '--max_len', '200', '--max_staleness', '1',
+                           '--request_timeout', '5')
+    w = worker(port, '--patience', '5')
+    wait_for(lambda: version(c) >= 3, what='three versions')
+    run, before = c.json('/health')['run'], versions_per_second(c, 6)
+    attacker = subprocess.Popen([sys.executable, '-c', ATTACKER, str(port), '1000', '18'], stdout=subprocess.PIPE,
+                                text=True)
+    try:
+        assert attacker.stdout.readline().strip() == 'ready'
+        time.sleep(1.0)
+        v0, t0, probes = version(c), time.monotonic(), []
+        while len(probes) < 300:
+            probes.append(health_once(port, run)); time.sleep(0.04)
+        during = (version(c) - v0) / (time.monotonic() - t0)
+        server = c.json('/stats')['server']
+        flood = json.loads(attacker.communicate(timeout=60)[0])
+    finally: attacker.kill()
+    after = versions_per_second(c, 6)
+    out = stop(t); w.communicate(timeout=60)
+    answered = sum(ok and dt < 1.0 for ok, dt in probes) / len(probes)
+    ratio = during / ((before + after) / 2)
+    print(f"beside 1,000 reconnecting tricklers ({flood['reconnects']} reconnects): {answered:.1%} of "
+          f"{len(probes)} /health answered in under 1 s, the slowest in {max(dt for _, dt in probes):.3f} s; "
+          f"{during:.2f} versions/s against {before:.2f} before and {after:.2f} after (ratio {ratio:.2f}); {server}")
+    assert flood['reconnects'] >= 1000 and 'Traceback' not in out, (flood, out[-2000:])
+    assert answered >= 0.99 and ratio >= 0.5, (answered, sorted(dt for _, dt in probes)[-5:], ratio)
+
 def test_a_flooding_worker_gets_no_more_than_its_share(tmp_path):
     "A token holder submitting junk as fast as it can, beside an honest worker: the honest one trains a third or more."
     port = free_port()
@@ -203,6 +284,29 @@ def test_a_flooding_worker_gets_no_more_than_its_share(tmp_path):
     assert s['trained'] >= 20 and mine >= s['trained'] / 3, (by, s)
     log = read_log(tmp_path / 't')
     assert sorted(set(log['worker'][1:])) == [0, 1]               # the log names the worker of every step
+
+def test_stale_batches_under_a_made_up_name_never_make_the_honest_worker_wait(tmp_path):
+    ("A token holder posting a stale batch (409) under a made-up worker name every 2 s: it never counts as an "
+     "active worker, so the honest worker is never told 429 and trains at its rate.")
+    port = free_port()
+    t, c = waiting_trainer(tmp_path, port, '--n_prompts', '16', '--max_len', '200', '--max_staleness', '1')
+    stale = cartpole_batch(16, 200)
+    honest = worker(port, '--patience', '5')
+    wait_for(lambda: version(c) >= 3, what='three versions')
+    before, statuses = versions_per_second(c, 6), []
+    v0, t0 = version(c), time.monotonic()
+    for _ in range(8):
+        statuses.append(c.request('POST', '/batch', pack(stale, meta(c, 0, worker='made-up')))[0])
+        time.sleep(2)
+    during = (version(c) - v0) / (time.monotonic() - t0)
+    s = c.json('/stats')
+    out = stop(t); wout = honest.communicate(timeout=60)[0]
+    line = [l for l in wout.splitlines() if 'stopping with' in l][-1]
+    counts = ast.literal_eval(line[line.rindex('{'):])
+    print(f"stale batches from 'made-up' every 2 s: {during:.2f} versions/s against {before:.2f} before; "
+          f"honest worker {counts}; trainer unfair {s['unfair']}, by worker {s['by_worker']}")
+    assert statuses == [409] * 8 and 'made-up' not in s['by_worker'], (statuses, s)
+    assert s['unfair'] == 0 and counts['unfair'] == 0 and during >= 0.5 * before, (s, counts, during, before)
 
 def test_restarts_never_deadlock(tmp_path):
     "20 SIGKILLs of the trainer at different offsets from its last checkpoint: each resumed run trains within 5 s."
@@ -301,6 +405,22 @@ def test_idle_trainer_checkpoints_and_exits_nonzero_then_resumes_from_step_0(tmp
     w.communicate(timeout=60)
     assert t.returncode == 0 and w.returncode == 0, out[-2000:]
     assert read_log(tmp_path / 't')['step'] == [0, 1, 2, 3]
+
+def test_an_idle_trainer_says_how_to_start_a_worker_and_never_prints_the_token(capsys):
+    "Every `notice_every` seconds without a batch (60 by default; 0.5 here), one line with the worker's command."
+    cfg = Config(role='trainer', port=free_port(), n_prompts=4, max_len=50, idle_timeout=2.2, progress=False)
+    task, policy, *_ = build(cfg)
+    src = TrainerSource(task, cfg, token=TOKEN)
+    src.notice_every = 0.5
+    src.publish(policy, 0)
+    try: assert src.pull(policy, cfg, 0, None) is None
+    finally: src.close(linger=0); task.close()
+    out = capsys.readouterr().out
+    said = [l for l in out.splitlines() if 'start a worker' in l]
+    assert 3 <= len(said) <= 5 and TOKEN not in out, out
+    assert said[0].startswith('trainer: no batch for ') and said[0].endswith(
+        f"start a worker: python -m nanorl.train --role rollout --trainer_url http://127.0.0.1:{cfg.port}, with "
+        f"this trainer's token in NANORL_TOKEN"), said[0]
 
 def test_the_token_never_comes_from_the_command_line(tmp_path):
     p = start('--role', 'trainer', '--token', 's3cret', token='')
