@@ -21,8 +21,8 @@ from .wire import BATCH_META, BadRequest, batch_spec, batch_tensors, check_batch
 from .httpd import Limits, Request, Server
 
 # %% auto #0
-__all__ = ['VERSION', 'ASYNC_PRESETS', 'ServeConfig', 'read_token', 'is_loopback', 'check_auth', 'TrainerSource', 'get_health',
-           'get_weights', 'TrainerGone', 'TrainerFailed', 'Client', 'rollout_worker']
+__all__ = ['VERSION', 'ASYNC_PRESETS', 'ServeConfig', 'read_token', 'is_loopback', 'listen_token', 'check_auth', 'TrainerSource',
+           'get_health', 'get_weights', 'TrainerGone', 'TrainerFailed', 'Client', 'rollout_worker']
 
 # %% ../nbs/12b_serve.ipynb #c1200002
 @dataclass
@@ -88,6 +88,15 @@ def is_loopback(host: str) -> bool:
     try: return ipaddress.ip_address(host).is_loopback
     except ValueError: return False
 
+def listen_token(cfg, token: str | None = None) -> str:
+    ("The token a trainer on `cfg.host` checks (`token`, else `read_token`); `ConfigError` when the host is reachable "
+     "from other machines and there is none. The command line asks before it looks at the run folder.")
+    token = read_token(cfg) if token is None else token
+    if not is_loopback(cfg.host) and not token:
+        raise ConfigError(f"refusing to listen on {cfg.host} without a token: set NANORL_TOKEN (or --token_file), "
+                          f"or use --host 127.0.0.1")
+    return token
+
 def check_auth(header: str | None, token: str):
     "Nothing if `header` carries `token` (or no token is set); `BadRequest` 401 when it is missing, 403 when wrong."
     if not token: return
@@ -104,10 +113,7 @@ class TrainerSource(SnapshotSource):
     notice_every = 60.0      # seconds between the lines saying how to start a worker, while no batch comes
     def __init__(self, task, cfg: ServeConfig, token: str | None = None):
         super().__init__(task, keep=cfg.max_staleness + 1)
-        self.token = read_token(cfg) if token is None else token
-        if not is_loopback(cfg.host) and not self.token:
-            raise ConfigError(f"refusing to listen on {cfg.host} without a token: set NANORL_TOKEN (or --token_file), "
-                              f"or use --host 127.0.0.1")
+        self.token = listen_token(cfg, token)
         self.cfg, self.bound, self.run_id = cfg, cfg.max_staleness + 1, secrets.token_hex(4)
         self.queue, self.cond = deque(), threading.Condition()
         self.counts = dict(submitted=0, trained=0, rejected=0, unfair=0, bad_requests=0, queue_max=0)

@@ -19,7 +19,7 @@ from .lmtask import LanguageTask                   # registers countdown and gsm
 from .prefs import PrefConfig                      # registers sft, dpo and ipo into OBJECTIVES
 from .multiturn import TurnConfig                  # registers countdown_multiturn into TASKS
 from .snapshots import SnapshotSource, TrustConfig
-from .serve import TrainerSource, rollout_worker
+from .serve import TrainerSource, listen_token, rollout_worker
 from .vllm import EngineConfig, EngineSource, vllm_policy
 from .ddp import WAIT, Ranks, launched
 from .tiny import BuildInterrupted
@@ -58,6 +58,7 @@ def check_role(cfg: Config, world: Solo = SOLO):
         raise ConfigError(f"engine vllm does not run inside {world.size} torchrun ranks: train with role trainer "
                           f"under torchrun and sample with rollout workers started with --engine vllm (chapter 15's "
                           f"countdown_full job group), or drop --engine vllm")
+    if cfg.role == 'trainer': listen_token(cfg)                      # its token and host, before anything waits
     if cfg.role == 'trainer' and world.size > 1 and not 0 < cfg.idle_timeout < WAIT.total_seconds():
         raise ConfigError(f"with {world.size} trainer ranks, idle_timeout must be between 0 and "
                           f"{WAIT.total_seconds():.0f} s (how long a rank waits for the others in a collective), "

@@ -146,6 +146,11 @@ def test_configuration_errors_come_before_the_run_folder(tmp_path):
                           (['--algo', 'ppo', '--critic', 'false'], "needs a critic")]:
         p = run('--out_dir', str(tmp_path), *args)
         assert p.returncode == 2 and message in p.stderr and 'already holds a run' not in p.stderr, p.stderr
+    env = {k: v for k, v in os.environ.items() if k != 'NANORL_TOKEN'}
+    p = subprocess.run([sys.executable, '-m', 'nanorl.train', '--out_dir', str(tmp_path), '--role', 'trainer', '--host',
+                        '0.0.0.0'], capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
+    assert p.returncode == 2 and p.stderr.startswith('nanorl: error: refusing to listen on 0.0.0.0 without a token'), \
+        p.stderr
     p = run('--out_dir', str(tmp_path))
     assert p.returncode == 2 and 'already holds a run' in p.stderr and '--name OTHER' in p.stderr
 

@@ -423,11 +423,11 @@ def test_an_idle_trainer_says_how_to_start_a_worker_and_never_prints_the_token(c
         f"this trainer's token in NANORL_TOKEN"), said[0]
 
 def test_the_token_never_comes_from_the_command_line(tmp_path):
-    p = start('--role', 'trainer', '--token', 's3cret', token='')
+    p = start('--role', 'trainer', '--token', 's3cret', '--out_dir', str(tmp_path), token='')
     out = p.communicate(timeout=60)[0]
     assert p.returncode == 2 and 'export NANORL_TOKEN' in out and 's3cret' not in out, out
     f = tmp_path / 'token'; f.write_text('s3cret\n'); f.chmod(0o644)
-    p = start('--role', 'trainer', '--token_file', str(f), '--host', '0.0.0.0', token='')
+    p = start('--role', 'trainer', '--token_file', str(f), '--host', '0.0.0.0', '--out_dir', str(tmp_path), token='')
     out = p.communicate(timeout=60)[0]
     assert p.returncode == 2 and f'chmod 600 {f}' in out, out
 
