@@ -57,7 +57,8 @@ def main():
         # progress stays on stderr
         out = subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.PIPE, text=True).stdout
         print(out)
-        notes = [l[len('nanorl: '):] for l in out.splitlines() if l.startswith('nanorl: ')]
+        # the run's own folder is a temporary one: the result file names it relative to the run folder
+        notes = [l[len('nanorl: '):].replace(f"{tmp}/", 'runs/') for l in out.splitlines() if l.startswith('nanorl: ')]
         wall = time.perf_counter() - t0
         log = read_log(Path(tmp) / name)
         shutil.copy(Path(tmp) / name / 'log.csv', results / f'{name}_log.csv')

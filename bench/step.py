@@ -78,6 +78,14 @@ def token_rates(model: str, repeats: int) -> dict:
             t0 = time.perf_counter(); fn(); times[k].append(time.perf_counter() - t0)
     return {k: n_tokens / statistics.median(v) for k, v in times.items()}, obs.shape
 
+def tree_name(tree: str) -> str:
+    "LABEL=FOLDER as the result file names it: a checkout other than this one by its commit, never by its path."
+    label, folder = tree.split('=', 1)
+    if (ROOT / folder).resolve() == ROOT: return tree
+    sha = subprocess.run(['git', '-C', str(ROOT / folder), 'rev-parse', '--short', 'HEAD'], capture_output=True,
+                         text=True).stdout.strip()
+    return f"{label}=<a worktree at {sha or 'an unknown commit'}>"
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--trees', nargs='*', default=['this=.'], help='LABEL=FOLDER checkouts to compare')
@@ -110,7 +118,8 @@ def main():
     lines += ['', f"Real completion tokens per second on one batch ({shape[0]} rows of {shape[1]} ids), this checkout:",
               '', '| pass | tokens/s |', '|---|---|', *[f"| {k} | {v:,.0f} |" for k, v in rates.items()]]
     cmd = 'python bench/step.py' + (' --quick' if args.quick else
-                                    f" --trees {' '.join(args.trees)} --runs {args.runs} --steps {args.steps}")
+                                    f" --trees {' '.join(map(tree_name, args.trees))} --runs {args.runs} "
+                                    f"--steps {args.steps}")
     if args.args: cmd += ' --args ' + ' '.join(args.args)
     text = '\n'.join(lines) + (f"\n\nMedians of {args.runs} runs per checkout (steps 2..{args.steps}), "
                                f"{args.repeats} repeats per pass, {torch.get_num_threads()} torch threads "
