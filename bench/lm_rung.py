@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from nanorl.train import TASKS, from_dict, load_yaml, read_log, time_breakdown
 from nanorl.lmtask import rung_report
+from nanorl.tasks import cache_dir
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -57,8 +58,9 @@ def main():
         # progress stays on stderr
         out = subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.PIPE, text=True).stdout
         print(out)
-        # the run's own folder is a temporary one: the result file names it relative to the run folder
-        notes = [l[len('nanorl: '):].replace(f"{tmp}/", 'runs/') for l in out.splitlines() if l.startswith('nanorl: ')]
+        # result files name no path of this machine: the run's temporary folder as runs/, the cache as $NANORL_CACHE
+        local = lambda line: line.replace(f"{tmp}/", 'runs/').replace(f"{cache_dir()}/", '$NANORL_CACHE/')
+        notes = [local(l[len('nanorl: '):]) for l in out.splitlines() if l.startswith('nanorl: ')]
         wall = time.perf_counter() - t0
         log = read_log(Path(tmp) / name)
         shutil.copy(Path(tmp) / name / 'log.csv', results / f'{name}_log.csv')
