@@ -315,15 +315,16 @@ GSM8K_TEMPLATES = [_shopping, _sharing, _ages, _distance, _leftover, _reading]
 # %% ../nbs/07_tasks.ipynb #22107888
 GSM8K_MINI = Path(nanorl.__file__).parent / 'data' / 'gsm8k_mini.jsonl'
 
-def write_gsm8k_mini(path: str | os.PathLike = GSM8K_MINI, n: int = 600, seed: int = 0) -> Path:
-    "Write `n` distinct template word problems as GSM8K rows `{'question', 'answer': '... #### N'}` to a JSONL file."
+def write_gsm8k_mini(path: str | os.PathLike | None = None, n: int = 600, seed: int = 0) -> Path:
+    ("Write `n` distinct template word problems as GSM8K rows `{'question', 'answer': '... #### N'}` to a JSONL file "
+     "(by default the one the package ships, `GSM8K_MINI`).")
     rng, rows, seen = random.Random(seed), [], set()
     while len(rows) < n:
         question, steps, result = rng.choice(GSM8K_TEMPLATES)(rng)
         if question in seen: continue
         seen.add(question)
         rows.append({'question': question, 'answer': '\n'.join(steps) + f"\n#### {result}"})
-    path = Path(path)
+    path = Path(GSM8K_MINI if path is None else path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(''.join(json.dumps(r) + '\n' for r in rows).encode())
     return path
