@@ -1,13 +1,17 @@
 """The package reads in chapter order: no module imports a module of a later chapter, anywhere in its body.
 
 A module's chapter is the notebook that nbdev wrote it from (the `File to edit: ../nbs/NN_name.ipynb` line at its
-top); notebooks are read in the order of their file names, which is the numbering of the chapters."""
+top); notebooks are read in the order of their file names, which is the numbering of the chapters.
+Repository-wide checks of the notebooks follow: the sidebar, links, what the docs build runs, stored outputs, and
+measured results shown by `show_result` cells (never Quarto include shortcodes), each equal to its file."""
 import ast, json, re, subprocess, sys
 from pathlib import Path
 import nanorl
 
 PKG = Path(nanorl.__file__).parent
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / 'tools'))
+from make_readme import cell_text, result_path
 
 def chapter_of(path: Path) -> str:
     m = re.search(r'File to edit: \.\./nbs/(\S+?)\.ipynb', path.read_text())
@@ -125,3 +129,77 @@ def test_the_output_check_catches_a_warning_and_a_blank_output(tmp_path):
     (tmp_path / 'x.ipynb').write_text(json.dumps(nb))
     assert output_noise(tmp_path / 'x.ipynb') == ["x.ipynb cell 0: stderr, 'x.py:3: FutureWarning: old'",
                                                   'x.ipynb cell 0: a blank output']
+
+INCLUDES_LEFT = {'09_prefs.ipynb'}   # its two includes become show_result cells once the chapter's other edit is in
+
+def includes(nb: Path) -> list[str]:
+    "Quarto include shortcodes in a notebook: Jupyter and GitHub show them as raw text, where the result belongs."
+    return [f"{nb.name} cell {i}: {m}" for i, c in enumerate(json.loads(nb.read_text())['cells'])
+            for m in re.findall(r'\{\{<\s*include\b[^}]*\}\}', ''.join(c['source']))]
+
+def calls_show_result(src: str) -> bool:
+    try: tree = ast.parse('\n'.join(l for l in src.splitlines() if not l.startswith('#|')))
+    except SyntaxError: return False
+    return any(isinstance(n, ast.Call) and getattr(n.func, 'id', '') == 'show_result' for n in ast.walk(tree))
+
+def stale_results(nb: Path) -> list[str]:
+    """`show_result('PATH')` cells whose stored output is not the file PATH names (relative to the notebook's folder),
+    and cells that call `show_result` otherwise (the README and this check read only a call of its own, PATH a
+    string). Chapter 05b, which defines it, calls it on files of its own tests."""
+    out = []
+    for i, c in enumerate(json.loads(nb.read_text())['cells']):
+        src = ''.join(c['source'])
+        if c['cell_type'] != 'code': continue
+        if (path := result_path(src)) is None:
+            if nb.name != '05b_runlog.ipynb' and calls_show_result(src):
+                out.append(f"{nb.name} cell {i}: show a result with a cell of its own, show_result('PATH')")
+            continue
+        where, f = f"{nb.name} cell {i} ({path})", nb.parent / path
+        if not f.is_file(): out.append(f"{where}: no such file"); continue
+        text = f.read_text().strip()
+        stored = [(o['output_type'], ''.join(o.get('data', {}).get('text/markdown', '')),
+                   ''.join(o.get('data', {}).get('text/plain', ''))) for o in c.get('outputs', [])]
+        if stored != [('execute_result', text, text)]:
+            out.append(f"{where}: the stored output is not the file's text; run the cell again and nbdev_clean")
+    return out
+
+def test_results_are_shown_by_code_cells_not_includes():
+    nbs = sorted((ROOT / 'nbs').glob('*.ipynb'))
+    assert [x for nb in nbs if nb.name not in INCLUDES_LEFT for x in includes(nb)] == []
+    assert [x for nb in nbs for x in stale_results(nb)] == []
+    shown = [nb.name for nb in nbs for c in json.loads(nb.read_text())['cells'] if result_path(''.join(c['source']))]
+    assert {'index.ipynb', '10_grpo_lm.ipynb', '10a_supervision.ipynb', '12b_serve.ipynb'} <= set(shown), shown
+
+def test_the_result_checks_catch_an_include_and_a_stale_table(tmp_path):
+    (tmp_path / 'bench').mkdir(); (tmp_path / 'nbs').mkdir()
+    (tmp_path / 'bench/r.md').write_text('| seed | final |\n|---|---|\n| 0 | 0.164 |\n')
+    def shown(text, kind='execute_result'):
+        return [{'output_type': kind, 'metadata': {}, 'data': {'text/markdown': [text], 'text/plain': [text]},
+                 **({'execution_count': None} if kind == 'execute_result' else {})}]
+    def cell(src, outputs=None):
+        return {'cell_type': 'code' if outputs is not None else 'markdown', 'metadata': {}, 'source': src,
+                **({'outputs': outputs, 'execution_count': None} if outputs is not None else {})}
+    fresh, old = '| seed | final |\n|---|---|\n| 0 | 0.164 |', '| seed | final |\n|---|---|\n| 0 | 0.109 |'
+    cells = [cell('Measured:\n\n{{< include ../bench/r.md >}}\n\nA gain.'),
+             cell("#| echo: false\nshow_result('../bench/r.md')", shown(fresh)),            # as it should be
+             cell("#| echo: false\nshow_result('../bench/r.md')", shown(old)),              # re-measured since
+             cell("#| echo: false\nshow_result('../bench/r.md')", []),                      # never run
+             cell("#| echo: false\nshow_result('../bench/r.md')", shown(fresh) * 2),        # shown twice
+             cell("show_result('../bench/none.md')", []),
+             cell("x = 1\nshow_result('../bench/r.md')", [])]
+    nb = tmp_path / 'nbs/x.ipynb'
+    nb.write_text(json.dumps({'cells': cells, 'metadata': {}, 'nbformat': 4, 'nbformat_minor': 5}))
+    assert includes(nb) == ['x.ipynb cell 0: {{< include ../bench/r.md >}}']
+    stale = ": the stored output is not the file's text; run the cell again and nbdev_clean"
+    assert stale_results(nb) == [f"x.ipynb cell {i} (../bench/r.md){stale}" for i in (2, 3, 4)] + [
+        "x.ipynb cell 5 (../bench/none.md): no such file",
+        "x.ipynb cell 6: show a result with a cell of its own, show_result('PATH')"]
+
+def test_the_readme_shows_a_result_cell_as_its_file(tmp_path):
+    table = '| seed | final |\n|---|---|\n| 0 | 0.164 |'
+    (tmp_path / 'r.md').write_text(table + '\n')
+    code = lambda src: {'cell_type': 'code', 'source': src, 'outputs': []}
+    assert cell_text(code("#| echo: false\nshow_result('r.md')"), tmp_path) == table    # the file, not the call
+    assert cell_text(code("#| echo: false\nax = plot_runs(['r'])"), tmp_path) is None     # a figure: docs site only
+    assert cell_text(code("show_result('r.md'); n = 1"), tmp_path) == "```python\nshow_result('r.md'); n = 1\n```"
+    assert [result_path(s) for s in ("show_result(path)", "show_result('r.md', 1)", "print('r.md')")] == [None] * 3

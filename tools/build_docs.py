@@ -8,8 +8,11 @@ The published site is Quarto's (`nbdev_docs` on a machine that has Quarto, from 
 the same pages from the same pre-processed notebooks so that a machine without Quarto can build and check them
 (`tests/test_docs.py` opens every page in headless Chromium). Pages come in `_quarto.yml`'s sidebar order, each
 named as Quarto names it (`output-file` in the notebook's front matter), with links between notebooks pointing at
-those pages and links to other files of the repository pointing at the repository on GitHub. Math is typeset in
-the browser by KaTeX copied from a local folder (Debian's `libjs-katex`), so the site needs no network.
+those pages and links to other files of the repository pointing at the repository on GitHub. A code cell's stored
+outputs follow it (its code too, unless `#| echo: false`); a Markdown output is page text, so a `show_result` cell
+(chapter 05b) shows its result file's table as Jupyter and GitHub do. A Quarto include shortcode in a markdown cell
+is replaced by the file it names, as Quarto does (chapter 09 has two, until they become `show_result` cells). Math
+is typeset in the browser by KaTeX copied from a local folder (Debian's `libjs-katex`), so the site needs no network.
 Needs `pandoc` (Debian's `pandoc`).
 """
 import argparse, base64, configparser, json, re, shutil, subprocess, sys

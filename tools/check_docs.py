@@ -3,11 +3,13 @@
     python tools/check_docs.py [SITE]        # default _site/ (python tools/build_docs.py makes it)
 
 A page fails on math KaTeX did not typeset (a `.math` element without KaTeX's output, a KaTeX error, or raw TeX such
-as `$x$` or `\\frac` left in the text), an image the browser could not load, and a link to a page or file of the
-site that does not exist or to an anchor that page does not have. The site fails when a name that a `nanorl`
-module exports (its `__all__`) has no API entry (a heading with that name) on any page. Each page is opened by the
-browser itself from a copy with a small script added that reports, after the page has loaded and KaTeX has run,
-what the document holds; Chromium prints that document (`--dump-dom`). Needs Chromium (Debian's `chromium`).
+as `$x$` or `\\frac` left in the text), a Quarto shortcode left in the text (`{{< include ... >}}`: a result shows
+through a `show_result` cell, which Jupyter and GitHub render too), an image the browser could not load, and a link
+to a page or file of the site that does not exist or to an anchor that page does not have. The site fails when a
+name that a `nanorl` module exports (its `__all__`) has no API entry (a heading with that name) on any page. Each
+page is opened by the browser itself from a copy with a small script added that reports, after the page has loaded
+and KaTeX has run, what the document holds; Chromium prints that document (`--dump-dom`). Needs Chromium (Debian's
+`chromium`).
 """
 import ast, html, json, re, shutil, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +26,7 @@ window.addEventListener('load', () => setTimeout(() => {
   const r = {untypeset: all('.math').filter(e => !e.querySelector('.katex, .katex-error'))
                                     .map(e => e.textContent.slice(0, 80)),
              tex_errors: all('.katex-error').map(e => (e.getAttribute('title') || e.textContent).slice(0, 120)),
-             raw_tex: [], images: [...document.images].filter(i => !i.complete || i.naturalWidth === 0)
+             raw_tex: [], shortcodes: [], images: [...document.images].filter(i => !i.complete || i.naturalWidth === 0)
                                    .map(i => i.getAttribute('src')),
              links: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
              ids: [...document.querySelectorAll('[id]')].map(e => e.id),
@@ -34,6 +36,8 @@ window.addEventListener('load', () => setTimeout(() => {
     if (n.parentElement.closest('pre, code, .math, script, style, nav')) continue;
     if (/\$[^\s$][^$]*\$|\\\(|\\\[|\\(frac|sum|mathbb|operatorname|left|right)\b/.test(n.textContent))
       r.raw_tex.push(n.textContent.replace(/\s+/g, ' ').trim().slice(0, 80));
+    if (/\{\{<|>\}\}/.test(n.textContent))
+      r.shortcodes.push(n.textContent.replace(/\s+/g, ' ').trim().slice(0, 80));
   }
   document.body.setAttribute('data-probe', JSON.stringify(r));
 }, 0));
@@ -78,6 +82,7 @@ def problems(site: Path, names: dict | None = None) -> list[str]:
         say = lambda what, xs: out.extend(f"{page.name}: {what}: {x}" for x in xs)
         if 'failed' in r: out.append(f"{page.name}: {r['failed']}"); continue
         say("math not typeset", r['untypeset']); say("KaTeX error", r['tex_errors']); say("raw TeX", r['raw_tex'])
+        say("shortcode left as text", r['shortcodes'])
         say("image not loaded", r['images'])
         for href in r['links']:
             if re.match(r'[a-z]+:', href) and not href.startswith('file:'): continue   # the web: not checked offline

@@ -5,11 +5,13 @@
 
 Markdown cells are copied; code cells are shown as Python blocks unless marked `#| hide` or `#| echo: false` (a
 figure drawn for the docs site); outputs are left out, so the README does not depend on who ran the notebook last.
-A Quarto include shortcode in a markdown cell (`{{< include PATH >}}`, PATH relative to nbs/) is replaced by the
-file it names, as Quarto does on the docs site.
+A cell that shows a result file, `show_result('PATH')` (chapter 05b; PATH relative to nbs/), is replaced by the
+file's text: the table its stored output holds (tests/test_layout.py checks that the two agree). A Quarto include
+shortcode in a markdown cell (`{{< include PATH >}}`) is replaced by the file it names, as Quarto does on the docs
+site; the notebooks are leaving them for show_result, which Jupyter and GitHub show too.
 Directive lines (`#| ...`) are removed, and the `> summary` line under the title is kept.
 """
-import json, re, sys
+import ast, json, re, sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,9 +22,21 @@ def expand_includes(text: str, base: Path = NB.parent) -> str:
     "Replace each Quarto include shortcode with the text of the file it names (relative to `base`)."
     return INCLUDE.sub(lambda m: (base / m.group(1)).read_text().strip(), text)
 
-def cell_text(cell) -> str | None:
+def result_path(src: str) -> str | None:
+    "The PATH of a code cell whose only statement is `show_result('PATH')` (directive lines aside), else None."
+    try: body = ast.parse('\n'.join(l for l in src.splitlines() if not l.startswith('#|'))).body
+    except SyntaxError: return None
+    if len(body) != 1 or not isinstance(body[0], ast.Expr): return None
+    call = body[0].value
+    if not isinstance(call, ast.Call) or getattr(call.func, 'id', '') != 'show_result': return None
+    if call.keywords or len(call.args) != 1: return None
+    arg = call.args[0]
+    return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
+
+def cell_text(cell, base: Path = NB.parent) -> str | None:
     src = ''.join(cell['source'])
-    if cell['cell_type'] == 'markdown': return expand_includes(src)
+    if cell['cell_type'] == 'markdown': return expand_includes(src, base)
+    if (path := result_path(src)) is not None: return (base / path).read_text().strip()
     lines = src.splitlines()
     if any(l.replace(' ', '') in ('#|hide', '#|echo:false') for l in lines): return None
     code = '\n'.join(l for l in lines if not l.startswith('#|')).strip()
