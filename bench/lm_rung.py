@@ -58,8 +58,9 @@ def main():
         # progress stays on stderr
         out = subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.PIPE, text=True).stdout
         print(out)
-        # result files name no path of this machine: the run's temporary folder as runs/, the cache as $NANORL_CACHE
-        local = lambda line: line.replace(f"{tmp}/", 'runs/').replace(f"{cache_dir()}/", '$NANORL_CACHE/')
+        # no path of this machine in a result file: the run's temporary folder as runs/, the cache as NANORL_CACHE/
+        # (without a $, which the docs site would read as the start of maths)
+        local = lambda line: line.replace(f"{tmp}/", 'runs/').replace(f"{cache_dir()}/", 'NANORL_CACHE/')
         notes = [local(l[len('nanorl: '):]) for l in out.splitlines() if l.startswith('nanorl: ')]
         wall = time.perf_counter() - t0
         log = read_log(Path(tmp) / name)

@@ -130,8 +130,6 @@ def test_the_output_check_catches_a_warning_and_a_blank_output(tmp_path):
     assert output_noise(tmp_path / 'x.ipynb') == ["x.ipynb cell 0: stderr, 'x.py:3: FutureWarning: old'",
                                                   'x.ipynb cell 0: a blank output']
 
-INCLUDES_LEFT = {'09_prefs.ipynb'}   # its two includes become show_result cells once the chapter's other edit is in
-
 def includes(nb: Path) -> list[str]:
     "Quarto include shortcodes in a notebook: Jupyter and GitHub show them as raw text, where the result belongs."
     return [f"{nb.name} cell {i}: {m}" for i, c in enumerate(json.loads(nb.read_text())['cells'])
@@ -160,15 +158,17 @@ def stale_results(nb: Path) -> list[str]:
         stored = [(o['output_type'], ''.join(o.get('data', {}).get('text/markdown', '')),
                    ''.join(o.get('data', {}).get('text/plain', ''))) for o in c.get('outputs', [])]
         if stored != [('execute_result', text, text)]:
-            out.append(f"{where}: the stored output is not the file's text; run the cell again and nbdev_clean")
+            out.append(f"{where}: the stored output is not the file's text; run python tools/refresh_results.py and "
+                       f"nbdev_clean")
     return out
 
 def test_results_are_shown_by_code_cells_not_includes():
     nbs = sorted((ROOT / 'nbs').glob('*.ipynb'))
-    assert [x for nb in nbs if nb.name not in INCLUDES_LEFT for x in includes(nb)] == []
+    assert [x for nb in nbs for x in includes(nb)] == []
     assert [x for nb in nbs for x in stale_results(nb)] == []
     shown = [nb.name for nb in nbs for c in json.loads(nb.read_text())['cells'] if result_path(''.join(c['source']))]
-    assert {'index.ipynb', '10_grpo_lm.ipynb', '10a_supervision.ipynb', '12b_serve.ipynb'} <= set(shown), shown
+    assert {'index.ipynb', '09_prefs.ipynb', '10_grpo_lm.ipynb', '10a_supervision.ipynb',
+            '12b_serve.ipynb'} <= set(shown), shown
 
 def test_the_result_checks_catch_an_include_and_a_stale_table(tmp_path):
     (tmp_path / 'bench').mkdir(); (tmp_path / 'nbs').mkdir()
@@ -190,7 +190,7 @@ def test_the_result_checks_catch_an_include_and_a_stale_table(tmp_path):
     nb = tmp_path / 'nbs/x.ipynb'
     nb.write_text(json.dumps({'cells': cells, 'metadata': {}, 'nbformat': 4, 'nbformat_minor': 5}))
     assert includes(nb) == ['x.ipynb cell 0: {{< include ../bench/r.md >}}']
-    stale = ": the stored output is not the file's text; run the cell again and nbdev_clean"
+    stale = ": the stored output is not the file's text; run python tools/refresh_results.py and nbdev_clean"
     assert stale_results(nb) == [f"x.ipynb cell {i} (../bench/r.md){stale}" for i in (2, 3, 4)] + [
         "x.ipynb cell 5 (../bench/none.md): no such file",
         "x.ipynb cell 6: show a result with a cell of its own, show_result('PATH')"]
@@ -203,3 +203,16 @@ def test_the_readme_shows_a_result_cell_as_its_file(tmp_path):
     assert cell_text(code("#| echo: false\nax = plot_runs(['r'])"), tmp_path) is None     # a figure: docs site only
     assert cell_text(code("show_result('r.md'); n = 1"), tmp_path) == "```python\nshow_result('r.md'); n = 1\n```"
     assert [result_path(s) for s in ("show_result(path)", "show_result('r.md', 1)", "print('r.md')")] == [None] * 3
+
+ABSOLUTE = re.compile(r'(?<![\w.$~-])/(?:tmp|root|home|work|Users|var/folders)/[^\s`\'"),;\\]*')
+SCRATCH = re.compile(r'/tmp/tmp[\w-]{8}(/|$)')    # tempfile's folders: gone when the cell ends, naming nothing
+
+def test_no_path_of_a_machine_in_what_readers_see():
+    ("README, every notebook (prose, code and stored outputs) and every result file name paths relative to the "
+     "repository; a notebook's output may show a temporary folder that its own cell made.")
+    files = [ROOT / 'README.md', *sorted((ROOT / 'nbs').glob('*.ipynb')),
+             *sorted((ROOT / 'bench/results').rglob('*.md'))]
+    found = [f"{f.relative_to(ROOT)}: {m}" for f in files for m in ABSOLUTE.findall(f.read_text())
+             if not (f.suffix == '.ipynb' and SCRATCH.match(m))]
+    assert not found, "absolute paths of a machine (write them relative, as runs/..., $NANORL_CACHE/...):\n" + \
+        '\n'.join(found[:20])

@@ -10,8 +10,7 @@ the same pages from the same pre-processed notebooks so that a machine without Q
 named as Quarto names it (`output-file` in the notebook's front matter), with links between notebooks pointing at
 those pages and links to other files of the repository pointing at the repository on GitHub. A code cell's stored
 outputs follow it (its code too, unless `#| echo: false`); a Markdown output is page text, so a `show_result` cell
-(chapter 05b) shows its result file's table as Jupyter and GitHub do. A Quarto include shortcode in a markdown cell
-is replaced by the file it names, as Quarto does (chapter 09 has two, until they become `show_result` cells). Math
+(chapter 05b) shows its result file's table as Jupyter and GitHub do. Math
 is typeset in the browser by KaTeX copied from a local folder (Debian's `libjs-katex`), so the site needs no network.
 Needs `pandoc` (Debian's `pandoc`).
 """
@@ -22,7 +21,6 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'tools'))
-from make_readme import expand_includes
 
 KATEX_DIRS = [Path('/usr/share/javascript/katex'), Path('/usr/share/nodejs/katex/dist')]
 LINK = re.compile(r'(\]\()([^)\s]+)(\))')
@@ -96,13 +94,12 @@ class Site:
         return f"{self.git_url}/blob/main/{rel.as_posix()}" + (f'#{anchor}' if anchor else '')
 
     def markdown(self, cells: list, base: Path, save_image) -> str:
-        "The page's markdown: markdown cells with includes expanded and links rewritten, code and its outputs."
+        "The page's markdown: markdown cells with links rewritten, code and its outputs."
         parts = []
         for c in cells:
             src = ''.join(c['source'])
             if c['cell_type'] == 'markdown':
-                text = expand_includes(src, self.nbs)
-                parts.append(LINK.sub(lambda m: m[1] + self.link(m[2], base) + m[3], text))
+                parts.append(LINK.sub(lambda m: m[1] + self.link(m[2], base) + m[3], src))
             elif c['cell_type'] == 'code':
                 dirs, code = directives(src)
                 if 'hide' in dirs or dirs.get('include') == 'false': continue

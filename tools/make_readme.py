@@ -6,9 +6,8 @@
 Markdown cells are copied; code cells are shown as Python blocks unless marked `#| hide` or `#| echo: false` (a
 figure drawn for the docs site); outputs are left out, so the README does not depend on who ran the notebook last.
 A cell that shows a result file, `show_result('PATH')` (chapter 05b; PATH relative to nbs/), is replaced by the
-file's text: the table its stored output holds (tests/test_layout.py checks that the two agree). A Quarto include
-shortcode in a markdown cell (`{{< include PATH >}}`) is replaced by the file it names, as Quarto does on the docs
-site; the notebooks are leaving them for show_result, which Jupyter and GitHub show too.
+file's text: the table its stored output holds (tests/test_layout.py checks that the two agree). No notebook uses
+Quarto's include shortcode: Jupyter and GitHub would show it as raw text.
 Directive lines (`#| ...`) are removed, and the `> summary` line under the title is kept.
 """
 import ast, json, re, sys
@@ -16,11 +15,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NB, README = ROOT / 'nbs/index.ipynb', ROOT / 'README.md'
-INCLUDE = re.compile(r'\{\{<\s*include\s+(\S+)\s*>\}\}')
-
-def expand_includes(text: str, base: Path = NB.parent) -> str:
-    "Replace each Quarto include shortcode with the text of the file it names (relative to `base`)."
-    return INCLUDE.sub(lambda m: (base / m.group(1)).read_text().strip(), text)
 
 def result_path(src: str) -> str | None:
     "The PATH of a code cell whose only statement is `show_result('PATH')` (directive lines aside), else None."
@@ -35,7 +29,7 @@ def result_path(src: str) -> str | None:
 
 def cell_text(cell, base: Path = NB.parent) -> str | None:
     src = ''.join(cell['source'])
-    if cell['cell_type'] == 'markdown': return expand_includes(src, base)
+    if cell['cell_type'] == 'markdown': return src
     if (path := result_path(src)) is not None: return (base / path).read_text().strip()
     lines = src.splitlines()
     if any(l.replace(' ', '') in ('#|hide', '#|echo:false') for l in lines): return None
