@@ -94,6 +94,7 @@ def usage(width: int = 100) -> str:
             seen.add(f.name)
     return "\n".join(lines)
 
+# %% ../nbs/90_cli.ipynb #5aca3c2a
 def parse_cli(argv: list[str]) -> tuple[dict, str | None, str | None]:
     "Split `argv` into (overrides, config file, resume directory)."
     out, cfg_file, resume, i = {}, None, None, 0
@@ -113,6 +114,7 @@ def parse_cli(argv: list[str]) -> tuple[dict, str | None, str | None]:
         else: out[key] = val
     return out, cfg_file, resume
 
+# %% ../nbs/90_cli.ipynb #c901fe99
 def config_from_argv(argv: list[str]) -> tuple[Config, str | None]:
     "The run's `Config` and resume directory from command-line arguments."
     over, cfg_file, resume = parse_cli(argv)
@@ -123,6 +125,7 @@ def config_from_argv(argv: list[str]) -> tuple[Config, str | None]:
     if cfg_file: base = {**base, **load_yaml(cfg_file)}
     return from_dict(over, base=base), resume
 
+# %% ../nbs/90_cli.ipynb #aab16a1e
 EXIT_CODES = {'solved': 0, 'steps': 0, 'SIGINT': 130, 'SIGTERM': 143}   # anything else (idle_timeout): 1
 
 def ending(row: dict, cfg: Config, took: float) -> str:
@@ -137,6 +140,7 @@ def ending(row: dict, cfg: Config, took: float) -> str:
     if start: trained += f" from step {start} ({row.get('wall_time', before):.1f}s in all)"
     return f"nanorl: {why} -> {cfg.run_dir}; {trained}, the command {took:.1f}s"
 
+# %% ../nbs/90_cli.ipynb #b576124b
 def report(line: str, world: Solo, code: int) -> int:
     ("Print why the run ended, one line, from rank 0 alone; under torchrun also hand it to torchrun's failure "
      "summary (its error file), which otherwise says '<N/A>'. Returns the exit status `code`.")
@@ -147,6 +151,7 @@ def report(line: str, world: Solo, code: int) -> int:
         Path(path).write_text(json.dumps({'message': {'message': line, 'extraInfo': info}}))
     return code
 
+# %% ../nbs/90_cli.ipynb #9e8f46b1
 def run(argv: list[str], world: Solo) -> int:
     "Everything `main` does for one process of the run; returns the exit status."
     try:
@@ -165,6 +170,7 @@ def run(argv: list[str], world: Solo) -> int:
         print(ending(row, cfg, time.perf_counter() - STARTED), flush=True)
     return EXIT_CODES.get(row['end'], 1)
 
+# %% ../nbs/90_cli.ipynb #805d963a
 def main(argv: list[str] | None = None):
     argv = sys.argv[1:] if argv is None else argv
     if {'-h', '--help'} & set(argv): print(usage()); return
