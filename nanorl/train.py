@@ -172,6 +172,8 @@ def run(argv: list[str], world: Solo) -> int:
 
 # %% ../nbs/90_cli.ipynb #805d963a
 def main(argv: list[str] | None = None):
+    ("`python -m nanorl.train ARGS` (`argv`, by default the process's): `--help` prints the usage; under torchrun "
+     "every rank runs and they leave together; the process exits with the run's status (`EXIT_CODES`).")
     argv = sys.argv[1:] if argv is None else argv
     if {'-h', '--help'} & set(argv): print(usage()); return
     if not launched():
