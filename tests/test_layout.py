@@ -216,3 +216,25 @@ def test_no_path_of_a_machine_in_what_readers_see():
              if not (f.suffix == '.ipynb' and SCRATCH.match(m))]
     assert not found, "absolute paths of a machine (write them relative, as runs/..., $NANORL_CACHE/...):\n" + \
         '\n'.join(found[:20])
+
+def headline_drift(readme: str, root: Path = ROOT) -> list[str]:
+    "Each decimal figure of a rung's headline in the README's ladder that its linked result files do not contain."
+    out = []
+    for line in readme.splitlines():
+        cells = [c.strip() for c in line.strip().strip('|').split('|')]
+        if len(cells) != 5 or not re.fullmatch(r'\d[a-z]?', cells[0]): continue
+        files = re.findall(r'\]\(([^)]+\.md)\)', cells[4])
+        text = ' '.join((root / f).read_text() for f in files)
+        out += [f"rung {cells[0]}: {n} is in none of {files}" for n in re.findall(r'(?<![\w.])\d+\.\d+', cells[2])
+                if not files or n not in text]
+    return out
+
+def test_the_ladder_quotes_its_result_files(tmp_path):
+    "A figure of the README's ladder comes from the result file the row links, so a re-measure cannot leave it stale."
+    readme = (ROOT / 'README.md').read_text()
+    assert sum(bool(re.match(r'\| \d[a-z]? \|', l)) for l in readme.splitlines()) >= 6
+    assert headline_drift(readme) == []
+    (tmp_path / 'r.md').write_text('| seed | final |\n|---|---|\n| 0 | 0.164 |\n')
+    row = '| 2 | GRPO | held-out accuracy up to {} (seed 0) | [10](nbs/10.ipynb) | [r.md](r.md) |'
+    assert headline_drift(row.format('0.164'), tmp_path) == []
+    assert headline_drift(row.format('0.199'), tmp_path) == ["rung 2: 0.199 is in none of ['r.md']"]
