@@ -97,7 +97,7 @@ def masked_var(x: Tensor, mask: Tensor, dim=None) -> Tensor:
 
 def masked_whiten(x: Tensor, mask: Tensor, eps: float = 1e-8) -> Tensor:
     "Shift and scale the real steps of `x` to mean 0, std 1 over the whole batch; padding becomes exactly 0."
-    return zero_padding((x - masked_mean(x, mask)) / (masked_var(x, mask).sqrt() + eps) * mask, mask)
+    return zero_padding((x - masked_mean(x, mask)) / (masked_var(x, mask).sqrt() + eps), mask)
 
 # %% ../nbs/01_core.ipynb #e69645e0
 def zeroed(batch: Batch) -> Batch:

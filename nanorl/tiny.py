@@ -130,8 +130,7 @@ def duration(seconds: float) -> str: return f"{seconds:.0f} s" if seconds < 90 e
 
 def rough_time(task_name: str, steps: int) -> str:
     "How long `steps` SFT steps of the task's tiny model take on 2 idle cores, roughly (`BUILD_RATE`)."
-    s = steps / BUILD_RATE[task_name]
-    return f"{s:.0f} s" if s < 90 else f"{s / 60:.0f} min"
+    return duration(steps / BUILD_RATE[task_name])
 
 def save_atomic(obj, file: Path):
     "`torch.save` to `file` whole or not at all: a build killed while saving keeps its previous checkpoint."

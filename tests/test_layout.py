@@ -205,15 +205,12 @@ def test_the_readme_shows_a_result_cell_as_its_file(tmp_path):
     assert [result_path(s) for s in ("show_result(path)", "show_result('r.md', 1)", "print('r.md')")] == [None] * 3
 
 ABSOLUTE = re.compile(r'(?<![\w.$~-])/(?:tmp|root|home|work|Users|var/folders)/[^\s`\'"),;\\]*')
-SCRATCH = re.compile(r'/tmp/tmp[\w-]{8}(/|$)')    # tempfile's folders: gone when the cell ends, naming nothing
 
 def test_no_path_of_a_machine_in_what_readers_see():
-    ("README, every notebook (prose, code and stored outputs) and every result file name paths relative to the "
-     "repository; a notebook's output may show a temporary folder that its own cell made.")
+    "README, every notebook (prose, code and outputs) and every result file name paths relative to the repository."
     files = [ROOT / 'README.md', *sorted((ROOT / 'nbs').glob('*.ipynb')),
              *sorted((ROOT / 'bench/results').rglob('*.md'))]
-    found = [f"{f.relative_to(ROOT)}: {m}" for f in files for m in ABSOLUTE.findall(f.read_text())
-             if not (f.suffix == '.ipynb' and SCRATCH.match(m))]
+    found = [f"{f.relative_to(ROOT)}: {m}" for f in files for m in ABSOLUTE.findall(f.read_text())]
     assert not found, "absolute paths of a machine (write them relative, as runs/..., $NANORL_CACHE/...):\n" + \
         '\n'.join(found[:20])
 
