@@ -5,6 +5,9 @@
     python bench/seeds.py --summarize      # only rewrite bench/results/seeds.md from the kept logs
     python bench/seeds.py --seeds 0 --threads 1 --runs lm_rung:configs/countdown_tiny_cpu.yaml &
     python bench/seeds.py --seeds 1 --threads 1 --runs lm_rung:configs/countdown_tiny_cpu.yaml   # two at once
+    python bench/seeds.py --runs lm_rung:configs/countdown_tiny_cpu.yaml:dynamic_sampling=0,closeness=0 --out learning
+        # a variant: the config with these keys changed (logs: <config>_dynamic_sampling0_closeness0_s<seed>_log.csv);
+        # --out writes this sitting's table to bench/results/learning.md
 
 Each seed builds its own tiny model (chapter 08: the seed shapes the model, its SFT warm-up and the held-out problems)
 into a fresh, empty NANORL_CACHE (timed), then runs each bench with `--seed`; the benches keep their logs as
@@ -12,8 +15,13 @@ bench/results/<config>_s<seed>_log.csv. The summary reads those logs, so seeds c
 bench/results/seeds.json keeps the build times and the machine of each seed. bench/results/seeds.md (in the README)
 always summarises the rung runs, sync and async, over every seed kept; a sitting with other --runs prints their
 summary (bench/axis.py tables the supervision axis from the same logs).
+
+Every table gives, per run: held-out accuracy at the start, at the end (the final figure, fixed before the run: the
+last evaluation) and at its peak (one look of many: not a verdict), Fisher's one-sided p of final > start, the share of
+sampled groups that were dead (rewards all equal), the groups drawn per group trained on, the minutes of training until
+the first evaluation with p < 0.01 against the start, and the training wall time.
 """
-import argparse, json, os, platform, statistics, subprocess, sys, tempfile, time
+import argparse, json, math, os, platform, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,8 +50,19 @@ def spread(xs: list, fmt: str = '{:.3f}') -> str:
     m = fmt.format(statistics.median(xs))
     return m if len(xs) == 1 else f"{m} ({fmt.format(xs[0])} to {fmt.format(xs[-1])})"
 
+def parse_run(run: str) -> tuple[str, str, dict, str]:
+    "`bench:config[:key=value,...]` as (bench, config, the changed keys as strings, the name of its results)."
+    bench, config, *keys = run.split(':', 2)
+    changed = dict(kv.split('=', 1) for kv in keys[0].split(',')) if keys else {}
+    return bench, config, changed, Path(config).stem + ''.join(f'_{k}{v}' for k, v in changed.items())
+
+def run_config(run: str, seed: int | None = None):
+    "The run's config, with its changed keys (and `seed`)."
+    _, config, changed, _ = parse_run(run)
+    return from_dict({**load_yaml(ROOT / config), **changed, **({} if seed is None else {'seed': seed})})
+
 def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int | None = None):
-    cfgs = [from_dict({**load_yaml(ROOT / r.split(':', 1)[1]), 'seed': seed}) for r in runs]
+    cfgs = [run_config(r, seed) for r in runs]
     env = {**os.environ, 'NANORL_CACHE': str(cache)}
     builds = {}
     for task in dict.fromkeys(c.task for c in cfgs):
@@ -59,20 +78,40 @@ def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int |
     if threads: kept['train_threads'] = threads
     book_path.write_text(json.dumps(book, indent=1) + '\n')
     for r in runs:
-        bench, config = r.split(':', 1)
+        bench, config, changed, name = parse_run(r)
         extra = ['--threads', str(threads)] if threads and bench == 'lm_rung' else []
+        if changed:
+            if bench != 'lm_rung': raise SystemExit(f"{r}: only lm_rung runs take changed keys")
+            extra += ['--label', f'{name}_s{seed}', *(x for k, v in changed.items() for x in (f'--{k}', v))]
         subprocess.run([sys.executable, f'bench/{bench}.py', '--config', config, '--seed', str(seed), *extra],
                        check=True, cwd=ROOT, env=env)
 
-def reports(config: str, seeds: list, results: Path = RESULTS) -> dict:
-    "Each seed's rung report of `config` (start, final, peak, p, wall minutes) from the logs kept in `results`, if any."
-    cfg = from_dict(load_yaml(ROOT / config))
+def first_significant(log: dict, n: int, alpha: float = 0.01) -> float:
+    "Minutes of training until the first evaluation with Fisher's p < `alpha` against the start (inf: none)."
+    evals = [(a, t) for a, t in zip(log['eval_return'], log['wall_time']) if not math.isnan(a)]
+    k0 = round(evals[0][0] * n)
+    return next((t / 60 for a, t in evals[1:] if fisher_exact(k0, n, round(a * n), n) < alpha), math.inf)
+
+def signal(log: dict, n_prompts: int) -> dict:
+    "The share of sampled groups that were dead, and groups drawn per group trained on (NaN: not logged)."
+    drawn, dead = log.get('groups_drawn', []), log.get('groups_dead', [])
+    pairs = [(d, x) for d, x in zip(drawn, dead) if not math.isnan(d)]
+    if not pairs: return {'dead': math.nan, 'drawn_per_group': math.nan}
+    return {'dead': sum(x for _, x in pairs) / sum(d for d, _ in pairs),
+            'drawn_per_group': sum(d for d, _ in pairs) / (len(pairs) * n_prompts)}
+
+def reports(run: str, seeds: list, results: Path = RESULTS) -> dict:
+    ("Each seed's rung report of `run` (a config, or bench:config[:keys]) from the logs kept in `results`, if any: "
+     "start, final, peak, p, dead share, groups drawn per group, minutes to significance and wall minutes.")
+    run = run if ':' in run else f'lm_rung:{run}'      # a config alone: its sync rung
+    cfg, name = run_config(run), parse_run(run)[3]
     reps = {}
     for s in seeds:
-        path = results / f'{Path(config).stem}_s{s}_log.csv'
+        path = results / f'{name}_s{s}_log.csv'
         if path.exists():
             log = read_log(path)
-            reps[s] = {**rung_report(log, cfg.n_eval), 'wall_min': log['wall_time'][-1] / 60}
+            reps[s] = {**rung_report(log, cfg.n_eval), **signal(log, cfg.n_prompts),
+                       'to_p01_min': first_significant(log, cfg.n_eval), 'wall_min': log['wall_time'][-1] / 60}
     return reps
 
 def columns(reps: dict) -> str:
@@ -80,11 +119,21 @@ def columns(reps: dict) -> str:
     col = lambda k, fmt='{:.3f}': spread([r[k] for r in reps.values()], fmt)
     return f"{col('start')} | {col('final')} | {col('peak')} | {col('p_final', '{:.2g}')} | {col('wall_min', '{:.1f}')}"
 
-def row(config: str, seeds: list) -> tuple[str, dict]:
-    "One config's line of the summary, and each seed's report."
-    reps = reports(config, seeds)
-    if not reps: return f"| `{config}` | not run | | | | | |", reps
-    return f"| `{config}` | {', '.join(map(str, reps))} | {columns(reps)} |", reps
+def signal_columns(reps: dict) -> str:
+    "Median (range) over seeds of the dead share, groups drawn per group and minutes to p < 0.01, as table cells."
+    col = lambda k, fmt: spread([r[k] for r in reps.values()], fmt)
+    return f"{col('dead', '{:.2f}')} | {col('drawn_per_group', '{:.2f}')} | {col('to_p01_min', '{:.1f}')}"
+
+HEADER = ("| run | seeds | held-out start | final | peak | p, final > start | training wall min | dead groups "
+          "| groups drawn per group | min to p < 0.01 |\n|---|---|---|---|---|---|---|---|---|---|")
+
+def row(run: str, seeds: list) -> tuple[str, dict]:
+    "One run's line of the summary, and each seed's report."
+    reps = reports(run, seeds)
+    _, config, changed, _ = parse_run(run)
+    what = f"`{config}`" + (f" with {', '.join(f'{k} {v}' for k, v in changed.items())}" if changed else '')
+    if not reps: return f"| {what} | not run | | | | | | | | |", reps
+    return f"| {what} | {', '.join(map(str, reps))} | {columns(reps)} | {signal_columns(reps)} |", reps
 
 def paired(sync: dict, asyn: dict, n: int) -> str:
     "Final accuracy of sync and async runs of the same seeds, and Fisher's two-sided p on the pooled counts."
@@ -101,12 +150,9 @@ def paired(sync: dict, asyn: dict, n: int) -> str:
     return '\n'.join(lines)
 
 def summarize(runs: list, seeds: list, book: dict) -> str:
-    lines = ["| config | seeds | held-out start | final | peak | p, final > start | training wall min |",
-             "|---|---|---|---|---|---|---|"]
-    reps = {}
+    lines, reps = [HEADER], {}
     for r in runs:
-        config = r.split(':', 1)[1]
-        line, reps[config] = row(config, seeds)
+        line, reps[r] = row(r, seeds)
         lines.append(line)
     builds = [b for s in seeds if str(s) in book['seeds'] for bs in book['seeds'][str(s)]['build_s'].values()
               for b in (bs if isinstance(bs, list) else [bs])]
@@ -115,18 +161,22 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
     threads = sorted({book['seeds'][str(s)].get('train_threads') for s in seeds if str(s) in book['seeds']} - {None})
     flag = f" --threads {threads[0]}" if len(threads) == 1 else ''
     trained = f"Training threads: {' or '.join(map(str, threads))}. " if threads else ''
-    ran = [r for r in runs if reps[r.split(':', 1)[1]]]   # a row that says "not run" is not in the command
+    ran = [r for r in runs if reps[r]]   # a row that says "not run" is not in the command
+    n_evals = ' or '.join(sorted({f"{run_config(r).n_eval:,}" for r in runs}))
     built = f"Building each seed's tiny model from an empty NANORL_CACHE took {took} min. " if builds else ''
     text = '\n'.join(lines) + (
-        f"\n\nMedian (min to max) over seeds; held-out greedy accuracy on 256 problems (the seed picks them); "
-        f"Fisher's one-sided p of final > start; wall time of the training loop from the log. "
+        f"\n\nMedian (min to max) over seeds; held-out greedy accuracy on {n_evals} problems (the seed picks "
+        f"them); final: the last evaluation, fixed before the run; peak: the best of every evaluation (not a "
+        f"verdict); Fisher's one-sided p of final > start; wall time of the training loop from the log; dead groups: "
+        f"the share of sampled groups whose rewards were all equal; groups drawn per group trained on (above 1 with "
+        f"dynamic sampling); minutes of training to the first evaluation with p < 0.01 against the start. "
         f"{built}{trained}Machine: {'; '.join(machines) or machine()}. Produced by `python bench/seeds.py --seeds "
         f"{' '.join(map(str, seeds))}{flag} --runs {' '.join(ran) or ' '.join(runs)}`.\n")
-    benches = {r.split(':', 1)[0]: r.split(':', 1)[1] for r in reversed(runs)}   # the first run of each bench
+    benches = {r.split(':', 1)[0]: r for r in reversed(runs)}   # the first run of each bench
     sync, asyn = benches.get('lm_rung'), benches.get('async_rung')
     if sync and asyn and reps[sync] and reps[asyn]:
-        n = from_dict(load_yaml(ROOT / sync)).n_eval
-        text += f"\nSync (`{sync}`) against async (`{asyn}`), seed by seed:\n\n"
+        n = run_config(sync).n_eval
+        text += f"\nSync (`{parse_run(sync)[1]}`) against async (`{parse_run(asyn)[1]}`), seed by seed:\n\n"
         text += paired(reps[sync], reps[asyn], n) + '\n'
     return text
 
@@ -135,6 +185,7 @@ def main():
     ap.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
     ap.add_argument('--runs', nargs='+', default=RUNS, help='bench:config pairs, run in this order for every seed')
     ap.add_argument('--summarize', action='store_true', help='run nothing; rewrite the summary from the kept logs')
+    ap.add_argument('--out', default=None, help="also write this sitting's table to bench/results/OUT.md")
     ap.add_argument('--threads', type=int, default=None,
                     help="torch threads of each lm_rung run (default: the config's); the build always uses its own")
     args = ap.parse_args()
@@ -144,7 +195,9 @@ def main():
             with tempfile.TemporaryDirectory(prefix='nanorl_cache_') as cache:
                 run_seed(seed, args.runs, Path(cache), book_path, args.threads)
     book = json.loads(book_path.read_text()) if book_path.exists() else {'seeds': {}}
-    print(summarize(args.runs, args.seeds, book))        # this sitting's runs
+    text = summarize(args.runs, args.seeds, book)        # this sitting's runs
+    print(text)
+    if args.out: (RESULTS / f'{args.out}.md').write_text(text)
     # the README's table is always the rung runs over every seed kept, whatever this sitting ran
     seeds = sorted({int(s) for s in book['seeds']} | set(args.seeds))
     (RESULTS / 'seeds.md').write_text(summarize(RUNS, seeds, book))

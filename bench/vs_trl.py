@@ -56,7 +56,7 @@ def run_trl(args, out: Path) -> dict:
     torch.set_num_threads(WORK['threads'])
     task = make_language_task('countdown', args.seed)
     if args.model == 'tiny':      # as our loop does: the tiny model, and the prompts its warm-up never saw
-        rows, path = rl_rows(task), tiny_model('countdown', args.seed, progress=False)
+        rows, path = rl_rows(task, 'countdown'), tiny_model('countdown', args.seed, progress=False)
     else: rows, path = task.train_rows, args.model
     data = Dataset.from_list([{'prompt': task.build_prompt(r), 'row': i} for i, r in enumerate(rows)])
 

@@ -185,6 +185,8 @@ class LoopConfig(Knobs):
     steps: int = knob(300, "training steps (one rollout and one update each)")
     n_prompts: int = knob(32, "start states per step (prompts, for language models)")
     group_size: int = knob(1, "samples per start state; group estimators need 2 or more")
+    dynamic_sampling: int = knob(0, "drop groups whose rewards are all equal and draw up to this many more rounds "
+                                    "of n_prompts groups to refill the batch (DAPO); 0 = off")
     max_len: int = knob(500, "step budget per episode (new tokens per completion for language); "
                              "the `constant` normaliser")
     hidden: int = knob(64, "hidden width of the policy and critic MLPs")
@@ -235,6 +237,9 @@ class LoopConfig(Knobs):
         if self.algo not in NEEDS_CRITIC and self.critic:
             raise ConfigError(f"{self.algo} does not use a critic (only {sorted(NEEDS_CRITIC)} do); "
                               f"leave critic unset, or choose algo ppo")
+        if self.dynamic_sampling and self.group_size < 2:
+            raise ConfigError(f"dynamic_sampling drops groups whose rewards are all equal, and group_size "
+                              f"{self.group_size} makes no groups; set group_size to 2 or more, or dynamic_sampling 0")
         if self.minibatches > self.n_prompts * self.group_size:
             raise ConfigError(f"minibatches ({self.minibatches}) exceeds the {self.n_prompts * self.group_size} rows a "
                               f"step trains on; lower minibatches or raise n_prompts")
@@ -269,7 +274,7 @@ LOOP_RULES = [  # (field, check, what the check wants); None (an option turned o
     *[(k, lambda v: v >= 1, "at least 1")
       for k in ('steps', 'n_prompts', 'group_size', 'max_len', 'hidden', 'epochs', 'minibatches', 'eval_every',
                 'eval_episodes', 'save_every', 'threads', 'max_skips')],
-    ('micro_batch', lambda v: v >= 0, "0 (off) or positive"),
+    *[(k, lambda v: v >= 0, "0 (off) or positive") for k in ('micro_batch', 'dynamic_sampling')],
     *[(k, lambda v: 0 < v <= 1e30, "positive and at most 1e30") for k in ('lr', 'critic_lr')],
     *[(k, lambda v: 0 <= v <= 1, "between 0 and 1") for k in ('gamma', 'lam')],
     *[(k, _positive, "positive") for k in ('clip_eps', 'clip_eps_high', 'vf_clip')],

@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_core.ipynb #177a7b34
 from __future__ import annotations
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 import torch
 from torch import Tensor
 
@@ -36,6 +36,7 @@ class Batch:
     terminated: Tensor  # [P, G] bool
     last_obs: Tensor    # [P, G, ...]
     obs_mask: Tensor | None = None   # [P, G, L] attention mask over `obs` when it holds token ids (language tasks)
+    stats: dict = field(default_factory=dict)   # numbers for the log from the sampler, such as groups drawn
 
     @property
     def n_prompts(self): return self.act.shape[0]
@@ -47,8 +48,8 @@ class Batch:
     def n_steps(self): return int(self.mask.sum())
 
     def flat(self) -> dict[str, Tensor]:
-        "Every field with the two leading axes merged into one sequence axis `[P*G, ...]`."
-        return {f.name: getattr(self, f.name).flatten(0, 1) for f in fields(self) if getattr(self, f.name) is not None}
+        "Every tensor field with the two leading axes merged into one sequence axis `[P*G, ...]`."
+        return {f.name: v.flatten(0, 1) for f in fields(self) if isinstance(v := getattr(self, f.name), Tensor)}
 
 # %% ../nbs/01_core.ipynb #a5aee614
 def _pad(xs: list[Tensor], T: int) -> Tensor:

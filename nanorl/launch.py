@@ -26,7 +26,7 @@ __all__ = ['HUB_MODEL', 'LORA', 'ON_GPU', 'GPU_PRESETS', 'PRESET_FILES', 'PORT',
 HUB_MODEL = 'Qwen/Qwen2.5-0.5B-Instruct'
 LORA = dict(lora_rank=16, lora_alpha=32, lr=5e-5)
 ON_GPU = dict(task='countdown', algo='grpo', model=HUB_MODEL, group_size=8, max_len=256, device='cuda',
-              dtype='bfloat16', steps=300, eval_every=25, n_eval=256)
+              dtype='bfloat16', steps=300, eval_every=25, n_eval=1024)
 
 GPU_PRESETS = {
     'countdown_lora_gpu': dict(**ON_GPU, n_prompts=16, **LORA, micro_batch=8, engine='vllm', vllm_gpu_memory=0.3),

@@ -20,12 +20,12 @@ def compare(task: LanguageTask, before: HFPolicy, after: HFPolicy, cfg) -> dict:
 # %% ../nbs/10_grpo_lm.ipynb #3e85466d
 LM_PRESETS = {
     'countdown_tiny_cpu': dict(task='countdown', algo='grpo', model='tiny', n_prompts=16, group_size=8, max_len=24,
-                               lr=1e-4, steps=1500, eval_every=100, n_eval=256, threads=2),
+                               lr=1e-4, steps=1500, eval_every=100, n_eval=1024, threads=2),
     'gsm8k_tiny_cpu': dict(task='gsm8k', algo='grpo', model='tiny', n_prompts=16, group_size=8, max_len=16,
                            lr=1e-4, steps=600, eval_every=100, n_eval=100, threads=2),
     'countdown_ppo_tiny_cpu': dict(task='countdown', algo='ppo', model='tiny', n_prompts=128, group_size=1, max_len=24,
                                    lr=1e-4, critic_lr=3e-4, gamma=1.0, lam=1.0, normalize_adv=True, minibatches=2,
-                                   steps=1000, eval_every=100, n_eval=256, threads=2),
+                                   steps=1000, eval_every=100, n_eval=1024, threads=2),
     'ifeval_tiny_cpu': dict(task='ifeval', algo='grpo', model='tiny', n_prompts=16, group_size=8, max_len=96,
                             lr=1e-4, steps=400, eval_every=50, n_eval=256, threads=2),
 }

@@ -23,14 +23,16 @@ class LanguageTask:
     def __init__(self, name: str): self.name = name
 
     def setup(self, cfg):
-        self.task = make_language_task(self.name, cfg.seed)
+        try: self.task = make_language_task(self.name, cfg.seed, **({'closeness': cfg.closeness} if cfg.closeness
+                                                                      else {}))
+        except ValueError as e: raise ConfigError(str(e)) from None
         if cfg.n_eval > len(self.task.eval_rows):
             raise ConfigError(f"n_eval is {cfg.n_eval} but {self.name} holds out {len(self.task.eval_rows)} rows; "
                               f"lower n_eval")
         check_device(cfg.device)
         if cfg.model == 'tiny':
             path = str(tiny_model(self.name, cfg.seed, progress=cfg.progress))
-            self.task.train_rows = rl_rows(self.task)      # prompts the warm-up never saw
+            self.task.train_rows = rl_rows(self.task, self.name)      # prompts the warm-up never saw
         else: path = cfg.model
         if cfg.n_prompts > len(self.task.train_rows):
             raise ConfigError(f"n_prompts is {cfg.n_prompts} but {self.name} has {len(self.task.train_rows)} training "
@@ -53,14 +55,16 @@ class LanguageTask:
         prompt_ids = [ids for ids in policy.encode(prompts) for _ in range(G)]
         out = policy.generate(prompt_ids, cfg.max_len, generator=generator, batch_size=cfg.gen_batch_size)
         texts = policy.decode(out)
-        scores = torch.tensor([self.task.reward(prompts[i // G], texts[i], self.task.answer(rows[i // G]))
-                               for i in range(P * G)])
+        answers = [self.task.answer(rows[i // G]) for i in range(P * G)]
+        scores = torch.tensor([self.task.reward(prompts[i // G], texts[i], answers[i]) for i in range(P * G)])
+        correct = sum(map(self.task.is_correct, texts, answers)) / (P * G)   # what the held-out metric counts
         reward = torch.zeros_like(out['logp'])
         reward[torch.arange(P * G), out['mask'].sum(-1).long() - 1] = scores
         obs, obs_mask = join(prompt_ids, out, policy.pad_id)
         g = lambda x: grouped(x, G)
         return Batch(obs=g(obs), act=g(out['tokens']), logp=g(out['logp']), reward=g(reward), mask=g(out['mask']),
-                     terminated=torch.ones(P, G, dtype=torch.bool), last_obs=torch.zeros(P, G, 1), obs_mask=g(obs_mask))
+                     terminated=torch.ones(P, G, dtype=torch.bool), last_obs=torch.zeros(P, G, 1), obs_mask=g(obs_mask),
+                     stats={'correct': correct})
 
     def eval_counts(self, policy: HFPolicy, cfg) -> tuple[int, int]:
         "(correct, n) of greedy completions on the first `n_eval` held-out rows."

@@ -18,8 +18,8 @@ from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint
 
 # %% auto #0
 __all__ = ['STEP_FIELDS', 'RL', 'SOLO', 'ADAM_FIXED', 'PRESETS', 'Prepared', 'score_all', 'one_pass', 'prepare', 'compute_loss',
-           'Objective', 'objective_of', 'NonFiniteLoss', 'Solo', 'backward', 'update', 'Adam', 'build', 'LocalSource',
-           'restore', 'claim_run_dir', 'stop_on_signals', 'train']
+           'pick_groups', 'cat_groups', 'draw', 'Objective', 'objective_of', 'NonFiniteLoss', 'Solo', 'backward',
+           'update', 'Adam', 'build', 'LocalSource', 'restore', 'claim_run_dir', 'stop_on_signals', 'train']
 
 # %% ../nbs/05c_train.ipynb #a708a70c
 @dataclass
@@ -116,6 +116,50 @@ def compute_loss(policy, critic, mb: Prepared, norm: float, cfg) -> tuple[Tensor
     loss = aggregate(per_step, mb.mask, cfg.loss_agg, norm)
     return loss, {k: float(masked_sum(v.detach(), mb.mask)) for k, v in stats.items()}
 
+# %% ../nbs/05c_train.ipynb #89a1d155
+def _widen(x: Tensor, before: int, after: int) -> Tensor:
+    "`x` with zeros on axis 2: `before` columns in front, `after` behind."
+    return torch.nn.functional.pad(x, (0, 0) * (x.dim() - 3) + (before, after))
+
+def pick_groups(batch: Batch, idx: Tensor) -> Batch:
+    "The groups `idx` of `batch` (every tensor field indexed on its first axis)."
+    return replace(batch, **{f.name: v[idx] for f in fields(batch) if isinstance(v := getattr(batch, f.name), Tensor)})
+
+def cat_groups(batches: list[Batch]) -> Batch:
+    ("The groups of `batches` in one batch: steps padded on the right to the longest and, for token rows, prompts "
+     "padded on the left, so that `obs` still ends with the completion.")
+    T = max(b.act.shape[2] for b in batches)
+    prompt = lambda b: b.obs.shape[2] - b.act.shape[2]
+    L = max(prompt(b) for b in batches)
+    def widened(b: Batch) -> Batch:
+        after = T - b.act.shape[2]
+        steps = {k: _widen(getattr(b, k), 0, after) for k in ('act', 'logp', 'reward', 'mask')}
+        if b.obs_mask is None: return replace(b, obs=_widen(b.obs, 0, after), **steps)
+        return replace(b, obs=_widen(b.obs, L - prompt(b), after), obs_mask=_widen(b.obs_mask, L - prompt(b), after),
+                       **steps)
+    parts = [widened(b) for b in batches]
+    return replace(parts[0], stats={}, **{f.name: torch.cat([getattr(p, f.name) for p in parts]) for f in fields(Batch)
+                                          if isinstance(getattr(parts[0], f.name), Tensor)})
+
+def draw(task, policy, cfg, seed: int, generator: torch.Generator) -> Batch:
+    ("A batch of `cfg.n_prompts` groups from `task.rollout`. With `cfg.dynamic_sampling` > 0, dead groups (rewards all "
+     "equal) are dropped and up to that many more rounds are drawn to refill it; the first dead groups fill what the "
+     "rounds could not. `stats` counts the groups drawn, dead among them, and dropped (drawn, not trained on), and "
+     "averages the rounds' own stats.")
+    batch = task.rollout(policy, cfg, seed, generator)
+    if batch.group_size < 2: return batch
+    live = lambda b: (~dead_groups(outcome_score(b)).squeeze(1)).tolist()
+    rounds, lives, P = [batch], [live(batch)], batch.n_prompts
+    while sum(map(sum, lives)) < P and len(rounds) <= cfg.dynamic_sampling:
+        rounds.append(task.rollout(policy, cfg, int(torch.randint(2 ** 31 - 1, (1,), generator=generator)), generator))
+        lives.append(live(rounds[-1]))
+    order = [(i, g) for want in (True, False) for i, l in enumerate(lives) for g in range(P) if l[g] == want]
+    stats = {k: sum(b.stats[k] for b in rounds) / len(rounds) for k in batch.stats}
+    stats.update(groups_drawn=P * len(rounds), groups_dead=P * len(rounds) - sum(map(sum, lives)),
+                 groups_dropped=P * (len(rounds) - 1))
+    if len(rounds) == 1: return replace(batch, stats=stats)    # no dead group, or no round to replace them
+    return replace(cat_groups([pick_groups(rounds[i], torch.tensor([g])) for i, g in order[:P]]), stats=stats)
+
 # %% ../nbs/05c_train.ipynb #c16f6fee
 @dataclass
 class Objective:
@@ -128,7 +172,7 @@ class Objective:
     sampled: bool = True       # batches are sampled by the policy being trained (False: read from data)
     setup: typing.Callable = lambda task, policy, cfg: None   # before training and before the reference is copied
 
-RL = Objective(sample=lambda task, policy, cfg, seed, generator: task.rollout(policy, cfg, seed, generator),
+RL = Objective(sample=draw,
                prepare=lambda batch, policy, critic, ref, cfg: prepare(batch, policy, critic, ref, cfg,
                                                                        rescore=not one_pass(cfg)),
                norm=lambda mask, cfg: loss_norm(mask, cfg.loss_agg, cfg.token_budget),
@@ -385,7 +429,7 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
                 row = {'step': step + 1, 'env_steps': env_steps, 'reward': float(reward_sum / n_seqs),
                        'ep_len': n_steps / n_seqs, 'logp_gap': math.nan, **d.stats, **stats,
                        't_rollout': t1 - t0, 't_score': t_score, 't_update': t2 - t1 - t_score,
-                       'steps_per_s': n_steps / (t1 - t0), **source.stats(d)}
+                       'steps_per_s': n_steps / (t1 - t0), **batch.stats, **source.stats(d)}
                 solved = False
                 if lead and ((step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps):
                     row['eval_return'] = last_eval = task.evaluate(policy, cfg)

@@ -346,6 +346,8 @@ class LMConfig(LoopConfig):
     grad_ckpt: bool = knob(False, "language tasks: gradient checkpointing")
     device: str = knob('cpu', "language tasks: where the model runs, cpu or cuda (under torchrun, each rank's own GPU)")
     n_eval: int = knob(256, "language tasks: held-out problems per greedy evaluation")
+    closeness: float = knob(0.0, "countdown: weight of the partial credit for a valid expression near the target "
+                                 "(chapter 07); 0 = off")
 
     def check(self):
         super().check()
@@ -358,6 +360,7 @@ class LMConfig(LoopConfig):
         check_rules(self, [('gen_batch_size', lambda v: v >= 0, "0 (off) or positive"),
                            ('lora_rank', lambda v: v >= 0, "0 (off) or positive"),
                            ('n_eval', lambda v: v >= 1, "at least 1"),
+                           ('closeness', lambda v: 0 <= v <= 10, "between 0 and 10"),
                            *[(k, lambda v: 0 < v < math.inf, "positive") for k in ('temperature', 'lora_alpha')]])
         self.check_task_knobs()
 

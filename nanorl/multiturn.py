@@ -258,5 +258,5 @@ class TurnConfig(PrefConfig):
 MULTITURN_PRESETS = {
     'countdown_multiturn_tiny_cpu': dict(task='countdown_multiturn', algo='grpo', model='tiny', n_prompts=16,
                                          group_size=8, max_len=24, turns=2, lr=1e-4, steps=600, eval_every=100,
-                                         n_eval=256, threads=2),
+                                         n_eval=1024, threads=2),
 }

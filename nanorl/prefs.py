@@ -227,9 +227,9 @@ class PrefConfig(LMConfig):
 # %% ../nbs/09_prefs.ipynb #89097ab0
 PREF_PRESETS = {
     'countdown_sft_tiny_cpu': dict(task='countdown', algo='sft', model='tiny', n_prompts=64, max_len=24, lr=1e-4,
-                                   steps=300, eval_every=50, n_eval=256, threads=2),
+                                   steps=300, eval_every=50, n_eval=1024, threads=2),
     'countdown_dpo_tiny_cpu': dict(task='countdown', algo='dpo', model='tiny', n_prompts=32, group_size=8, max_len=24,
-                                   lr=1e-4, beta=0.1, steps=1200, eval_every=100, n_eval=256, threads=2),
+                                   lr=1e-4, beta=0.1, steps=1200, eval_every=100, n_eval=1024, threads=2),
     'countdown_ipo_tiny_cpu': dict(task='countdown', algo='ipo', model='tiny', n_prompts=32, group_size=8, max_len=24,
-                                   lr=1e-4, beta=0.1, steps=1200, eval_every=100, n_eval=256, threads=2),
+                                   lr=1e-4, beta=0.1, steps=1200, eval_every=100, n_eval=1024, threads=2),
 }

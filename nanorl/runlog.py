@@ -45,7 +45,8 @@ def load_checkpoint(run_dir: str | os.PathLike) -> dict:
 LOG_COLUMNS = ['step', 'wall_time', 'env_steps', 'reward', 'ep_len', 'eval_return', 'loss', 'entropy', 'kl',
                'clip_frac', 'grad_norm', 'value_loss', 'logp_gap', 'chosen_logp', 'rejected_logp', 'margin',
                'pref_acc', 't_rollout', 't_score', 't_update', 't_other', 'steps_per_s', 'ratio_mean', 'ratio_max',
-               'ratio_out', 'lag', 'dropped', 'rejected', 'queue', 'dead_groups', 'skipped', 'worker']
+               'ratio_out', 'lag', 'dropped', 'rejected', 'queue', 'dead_groups', 'groups_drawn', 'groups_dead',
+               'groups_dropped', 'correct', 'skipped', 'worker']
 
 class CSVLog:
     "Write rows of metrics to `path`; when resuming, keep the rows up to step `keep_until` and continue after them."

@@ -14,7 +14,7 @@ from torch import Tensor
 from fastcore.basics import patch
 from .core import Batch
 from .config import TASKS, ConfigError, check_choice, check_rules, knob
-from .loop import objective_of
+from .loop import draw, objective_of
 from .model import WeightsMismatch, load_weights
 from .snapshots import SnapshotSource, TrustConfig, sampler_precision
 from .wire import BATCH_META, BadRequest, batch_spec, batch_tensors, check_batch, pack, staleness_at_turn, unpack
@@ -387,7 +387,7 @@ def rollout_worker(cfg: ServeConfig, max_batches: int = 0, token: str | None = N
                     raise ConfigError(f"the trainer's weights do not fit this worker's model: {e}") from None
                 have = (meta['run'], meta['version'])
             with sampler_precision(policy, run):
-                batch = task.rollout(sampling, run, int(torch.randint(2 ** 31 - 1, (1,), generator=gen)), gen)
+                batch = draw(task, sampling, run, int(torch.randint(2 ** 31 - 1, (1,), generator=gen)), gen)
             status, out = client.submit(batch, have[1], have[0], name)
             if status == 202: counts['accepted'] += 1
             elif status in (409, 429):
@@ -414,5 +414,5 @@ def rollout_worker(cfg: ServeConfig, max_batches: int = 0, token: str | None = N
 ASYNC_PRESETS = {
     'cartpole_async': dict(role='trainer', max_staleness=1, n_prompts=16, lr=0.005, steps=300),
     'countdown_async': dict(role='trainer', max_staleness=2, task='countdown', algo='grpo', model='tiny', n_prompts=16,
-                            group_size=8, max_len=24, lr=1e-4, steps=1500, eval_every=100, n_eval=256, threads=1),
+                            group_size=8, max_len=24, lr=1e-4, steps=1500, eval_every=100, n_eval=1024, threads=1),
 }

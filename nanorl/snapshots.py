@@ -102,7 +102,8 @@ class SnapshotSource(LocalSource):
 
     def pull(self, policy, cfg: TrustConfig, seed: int, generator) -> tuple[Batch, int] | None:
         "The next batch and the version that sampled it (None: no more batches)."
-        with sampler_precision(policy, cfg): return self.task.rollout(policy, cfg, seed, generator), self.version
+        with sampler_precision(policy, cfg):
+            return self.objective.sample(self.task, policy, cfg, seed, generator), self.version
 
     def next(self, policy, cfg: TrustConfig, seed: int, generator) -> Batch | None:
         while (item := self.pull(policy, cfg, seed, generator)) is not None:

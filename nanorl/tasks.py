@@ -386,11 +386,15 @@ def make_task(name: str, **kw) -> LLMTask:
                          f"choose one of {sorted(TASK_BUILDERS)}")
     return TASK_BUILDERS[name](**kw)
 
-TASK_SIZES = {'countdown': dict(n_train=11_500, n_eval=256, max_number=15), 'gsm8k': dict(n_train=500, n_eval=100)}
+TASK_SIZES = {'countdown': dict(n_train=10_732, n_eval=1_024, max_number=15), 'gsm8k': dict(n_train=500, n_eval=100)}
 
-def make_language_task(name: str, seed: int = 0) -> LLMTask:
-    "The task `name` with this project's train and held-out sizes; the seed fixes which rows are held out."
-    return make_task(name, seed=seed, **TASK_SIZES[name])
+def make_language_task(name: str, seed: int = 0, **shaping) -> LLMTask:
+    ("The task `name` with this project's train and held-out sizes; the seed fixes which rows are held out. "
+     "`shaping`: the builder's reward knobs, such as Countdown's `closeness`.")
+    builder = TASK_BUILDERS.get(name)
+    if bad := [k for k in shaping if builder and k not in inspect.signature(builder).parameters]:
+        raise ValueError(f"task {name} has no {bad[0]} reward (countdown has closeness); set it to 0 for {name}")
+    return make_task(name, seed=seed, **TASK_SIZES[name], **shaping)
 
 # %% ../nbs/07_tasks.ipynb #6e335f70
 def heldout_accuracy(generate_fn: Callable[[list[str]], list[str]], task: LLMTask, rows: list[dict]) -> tuple[int, int]:

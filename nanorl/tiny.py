@@ -15,9 +15,9 @@ from .tasks import cache_dir, make_language_task
 from . import ifeval   # registers the 'ifeval' task (chapter 07a), so a tiny model can be built for it
 
 # %% auto #0
-__all__ = ['TINY_RECIPE', 'SFT_FRACTION', 'BUILD_RATE', 'encode_pairs', 'sft_loss', 'sft', 'sft_state', 'load_sft_state',
-           'sft_rows', 'rl_rows', 'gold_completion', 'key_modules', 'recipe_key', 'build_threads', 'tiny_model',
-           'BuildInterrupted', 'duration', 'rough_time', 'save_atomic', 'resume_state', 'build_tiny', 'main']
+__all__ = ['TINY_RECIPE', 'BUILD_RATE', 'encode_pairs', 'sft_loss', 'sft', 'sft_state', 'load_sft_state', 'sft_rows', 'rl_rows',
+           'gold_completion', 'key_modules', 'recipe_key', 'build_threads', 'tiny_model', 'BuildInterrupted',
+           'duration', 'rough_time', 'save_atomic', 'resume_state', 'build_tiny', 'main']
 
 # %% ../nbs/08_tiny.ipynb #0f9014f3
 def encode_pairs(policy, prompts: list[str], completions: list[str]) -> Prepared:
@@ -64,18 +64,18 @@ def load_sft_state(state: dict, policy, opt, g: torch.Generator) -> list[float]:
     return list(state['losses'])
 
 # %% ../nbs/08_tiny.ipynb #cede9e36
-TINY_RECIPE = {'countdown': dict(hidden=96, layers=4, sft_steps=1500),
-               'gsm8k': dict(hidden=96, layers=4, sft_steps=300),
-               'ifeval': dict(hidden=96, layers=4, sft_steps=600)}
-SFT_FRACTION = 0.7
+TINY_RECIPE = {'countdown': dict(hidden=96, layers=4, sft_steps=1500, sft_rows=8049),
+               'gsm8k': dict(hidden=96, layers=4, sft_steps=300, sft_rows=350),
+               'ifeval': dict(hidden=96, layers=4, sft_steps=600, sft_rows=2100)}
 BUILD_RATE = {'countdown': 15, 'gsm8k': 6, 'ifeval': 2}   # SFT steps a second on 2 idle cores of a Xeon (AVX512)
 
-def sft_rows(task) -> list[dict]:
-    "The train rows the tiny model's warm-up sees: the first 70%. RL gets the rest (`rl_rows`)."
-    return task.train_rows[:int(len(task.train_rows) * SFT_FRACTION)]
+def sft_rows(task, name: str) -> list[dict]:
+    ("The train rows the warm-up of task `name`'s tiny model sees: the first `sft_rows` of its recipe. RL gets the "
+     "rest (`rl_rows`).")
+    return task.train_rows[:TINY_RECIPE[name]['sft_rows']]
 
-def rl_rows(task) -> list[dict]:
-    return task.train_rows[int(len(task.train_rows) * SFT_FRACTION):]
+def rl_rows(task, name: str) -> list[dict]:
+    return task.train_rows[TINY_RECIPE[name]['sft_rows']:]
 
 def gold_completion(task, row) -> str:
     "The demonstration for SFT: the task's own (chapter 07), such as a Countdown solution or an IFEval witness."
@@ -93,7 +93,7 @@ def recipe_key(task_name: str, seed: int, recipe: dict) -> str:
      "builds with), the recipe and seed, the libraries' versions and the CPU kernels torch picked.")
     import transformers, tokenizers
     code = [inspect.getsource(m) for m in key_modules(task_name)] + [inspect.getsource(Prepared)]
-    setting = json.dumps({'task': task_name, 'seed': seed, **recipe, 'sft_fraction': SFT_FRACTION,
+    setting = json.dumps({'task': task_name, 'seed': seed, **recipe,
                           'torch': torch.__version__, 'transformers': transformers.__version__,
                           'tokenizers': tokenizers.__version__, 'cpu': torch.backends.cpu.get_cpu_capability(),
                           'threads': build_threads()}, sort_keys=True)
@@ -162,7 +162,7 @@ def build_tiny(task_name: str, seed: int, recipe: dict, path: Path, progress: bo
     n_threads = torch.get_num_threads()
     try:
         task = make_language_task(task_name, seed)
-        rows = sft_rows(task)
+        rows = sft_rows(task, task_name)
         prompts, completions = [task.build_prompt(r) for r in rows], [gold_completion(task, r) for r in rows]
         tok = build_tokenizer([p + c for p, c in zip(prompts, completions)])
         with torch.random.fork_rng():      # a build must not move the caller's random state (a cache hit would not)
