@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 import torch
 from torch import Tensor
 from tqdm import tqdm
+from fastcore.basics import patch
 from .core import Batch, aggregate, loss_norm, masked_mean, masked_sum, masked_whiten, micro_batches, zeroed
 from .algos import dead_groups, estimate_advantage, outcome_score
 from .loss import kl_penalty, ppo_loss, value_loss
@@ -19,7 +20,7 @@ from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint
 # %% auto #0
 __all__ = ['STEP_FIELDS', 'RL', 'SOLO', 'ADAM_FIXED', 'PRESETS', 'Prepared', 'score_all', 'one_pass', 'prepare', 'compute_loss',
            'pick_groups', 'cat_groups', 'draw', 'Objective', 'objective_of', 'NonFiniteLoss', 'Solo', 'backward',
-           'update', 'Adam', 'build', 'LocalSource', 'restore', 'claim_run_dir', 'stop_on_signals', 'train']
+           'update', 'Adam', 'build', 'LocalSource', 'Run', 'claim_run_dir', 'stop_on_signals', 'train']
 
 # %% ../nbs/05c_train.ipynb #a708a70c
 @dataclass
@@ -330,10 +331,57 @@ class LocalSource:
     def stats(self, d: Prepared) -> dict: return {}
     def close(self, error: str = ''): pass     # error: why the run failed ('' when it ended as it should)
 
-# %% ../nbs/05c_train.ipynb #5adb2c18
-def restore(resume: str, cfg, policy, critic, opt, generator) -> dict:
-    "Load the checkpoint of the run directory `resume` into the run's objects; returns the checkpoint."
+# %% ../nbs/05c_train.ipynb #c89017a3
+class Run:
+    "One run's objects and counters: what `train` steps, checkpoints and logs."
+    def __init__(self, cfg, make_source: typing.Callable | None = None, world: Solo = SOLO):
+        self.cfg, self.world, self.part = cfg, world, world.part(cfg)   # part: this process's share of each batch
+        torch.set_num_threads(cfg.threads)
+        self.task, self.policy, self.critic, self.ref, self.opt = build(self.part)
+        self.objective = objective_of(cfg)
+        self.learner = world.wrap(self.policy)       # what the loss calls: the policy, or its DDP wrapper
+        self.learner_critic = None if self.critic is None else world.wrap(self.critic)
+        self.source = (make_source or LocalSource)(self.task, self.objective)   # make_source: chapters 11 and 12b
+        self.generator = torch.Generator().manual_seed(cfg.seed)
+        self.step, self.env_steps = 0, 0
+
+    def train_step(self) -> dict | str:
+        ("The naive loop's step: a seed, a batch, its advantages, the update, the new weights published. Returns the "
+         "log's row, or why no batch came (the source stopped).")
+        t0 = time.perf_counter()
+        seed = int(torch.randint(2 ** 31 - 1, (1,), generator=self.generator))
+        batch = self.source.next(self.policy, self.part, seed, self.world.generator(self.generator, seed))
+        if self.world.any(batch is None):
+            return self.source.stopping or ('the source ran out of batches' if batch is None else
+                                            "another rank's source stopped")
+        batch = zeroed(batch)
+        t1 = time.perf_counter()
+        d = self.source.prepare(batch, self.policy, self.critic, self.ref, self.cfg)
+        t_score = time.perf_counter() - t1
+        stats = update(d, self.learner, self.learner_critic, self.opt, self.cfg, self.generator, self.objective,
+                       self.world)
+        self.step += 1
+        self.source.publish(self.policy, self.step)
+        t2 = time.perf_counter()
+        n_steps, reward_sum, n_seqs = self.world.total([batch.n_steps, batch.reward.sum(), batch.n_seqs])
+        self.env_steps += int(n_steps)
+        return {'step': self.step, 'env_steps': self.env_steps, 'reward': float(reward_sum / n_seqs),
+                'ep_len': n_steps / n_seqs, 'logp_gap': math.nan, **d.stats, **stats, **batch.stats,
+                't_rollout': t1 - t0, 't_score': t_score, 't_update': t2 - t1 - t_score,
+                'steps_per_s': n_steps / (t1 - t0), **self.source.stats(d)}
+
+# %% ../nbs/05c_train.ipynb #d5183a95
+@patch
+def save(self: Run, wall_time: float, solved: bool = False):
+    "Checkpoint the run where it is into `cfg.run_dir`."
+    save_checkpoint(self.cfg.run_dir, self.step, self.policy, self.critic, self.opt, self.generator, self.cfg,
+                    env_steps=self.env_steps, wall_time=wall_time, solved=solved)
+
+@patch
+def restore(self: Run, resume: str) -> float:
+    "Continue from the checkpoint of the run directory `resume`; returns its seconds of training so far."
     ck = load_checkpoint(resume)
+    cfg = self.cfg
     cfg.check_resumable(ck['config'])
     if ck.get('solved') and cfg.stop_when_solved:
         raise ConfigError(f"nothing to do: the run in {resume} stopped at step {ck['step']} because it was solved; "
@@ -341,9 +389,11 @@ def restore(resume: str, cfg, policy, critic, opt, generator) -> dict:
     if ck['step'] >= cfg.steps:
         raise ConfigError(f"nothing to do: the checkpoint in {resume} is at step {ck['step']} "
                           f"and steps is {cfg.steps}; pass --steps N with N > {ck['step']} to train further")
-    policy.load_state_dict(ck['policy']); opt.load_state_dict(ck['opt']); generator.set_state(ck['rng'])
-    if critic is not None: critic.load_state_dict(ck['critic'])
-    return ck
+    self.policy.load_state_dict(ck['policy']); self.opt.load_state_dict(ck['opt'])
+    self.generator.set_state(ck['rng'])
+    if self.critic is not None: self.critic.load_state_dict(ck['critic'])
+    self.step, self.env_steps = ck['step'], ck['env_steps']
+    return ck['wall_time']
 
 def claim_run_dir(cfg, remove: bool = True):
     ("Make sure a new run does not write over an earlier one, unless `cfg.overwrite` asks it to; `remove` the old "
@@ -354,6 +404,7 @@ def claim_run_dir(cfg, remove: bool = True):
                           f"{cfg.run_dir}, start another with --name OTHER, or replace it with --overwrite true")
     if remove: (cfg.run_dir / CKPT).unlink(missing_ok=True)   # a replaced run must not be resumable from old weights
 
+# %% ../nbs/05c_train.ipynb #633f9605
 @contextlib.contextmanager
 def stop_on_signals(source):
     "While the block runs, SIGINT and SIGTERM ask `source` to stop after the step in progress; a second one, at once."
@@ -369,92 +420,67 @@ def stop_on_signals(source):
     finally:
         for s, h in old.items(): signal.signal(s, h)
 
+# %% ../nbs/05c_train.ipynb #5adb2c18
 def train(cfg, resume: str | None = None, make_source: typing.Callable | None = None, world: Solo = SOLO) -> dict:
     ("Train with `cfg`, continuing from the run directory `resume` if given; returns the last row of the log, "
      "with `end`: why the run ended (solved, steps, a signal's name, or the source's reason), and where this "
-     "call began (`start_step`, `start_wall_time`). With several processes (`world`, chapter 14) rank 0 alone "
-     "writes the log and checkpoints and evaluates.")
-    lead, part = world.rank == 0, world.part(cfg)      # part: this process's share of each batch
+     "call began (`start_step`, `start_wall_time`).")
+    lead = world.rank == 0
     if not resume: claim_run_dir(cfg, remove=lead)
-    torch.set_num_threads(cfg.threads)
-    task, policy, critic, ref, opt = build(part)
-    objective = objective_of(cfg)
-    learner, learner_critic = world.wrap(policy), critic if critic is None else world.wrap(critic)
-    source = (make_source or LocalSource)(task, objective)    # make_source(task, objective): chapters 11 and 12
-    generator, start, env_steps, wall0 = torch.Generator().manual_seed(cfg.seed), 0, 0, 0.0
-    if resume:
-        ck = restore(resume, cfg, policy, critic, opt, generator)
-        start, env_steps, wall0 = ck['step'], ck['env_steps'], ck['wall_time']
-        if lead: print(f"resumed {resume} from step {start} ({wall0:.1f}s of training so far)", flush=True)
-    t_start, saved = time.perf_counter() - wall0, (start if resume else None)
-    def checkpoint(step: int, solved: bool = False):
+    run = Run(cfg, make_source, world)
+    wall0 = run.restore(resume) if resume else 0.0
+    if resume and lead: print(f"resumed {resume} from step {run.step} ({wall0:.1f}s of training so far)", flush=True)
+    start, t_start, saved = run.step, time.perf_counter() - wall0, (run.step if resume else None)
+    def checkpoint(solved: bool = False):
         nonlocal saved
-        if lead:
-            save_checkpoint(cfg.run_dir, step, policy, critic, opt, generator, cfg, env_steps=env_steps,
-                            wall_time=time.perf_counter() - t_start, solved=solved)
-        saved = step
-    source.publish(policy, start)
+        if lead: run.save(time.perf_counter() - t_start, solved)
+        saved = run.step
+    run.source.publish(run.policy, start)
     if lead:
         cfg.run_dir.mkdir(parents=True, exist_ok=True)
         to_yaml(cfg, cfg.run_dir / 'config.yaml')
     log = CSVLog(cfg.run_dir / 'log.csv', keep_until=start if resume else None) if lead else None
     row, last_eval, end, skips, error = {'step': start}, math.nan, 'steps', 0, ''
     if not resume and lead:   # the starting point, so every curve (and every before/after test) has its baseline
-        last_eval = task.evaluate(policy, cfg)
+        last_eval = run.task.evaluate(run.policy, cfg)
         log.write({'step': 0, 'env_steps': 0, 'eval_return': last_eval, 'wall_time': time.perf_counter() - t_start})
     bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, disable=not (cfg.progress and lead),
                desc=cfg.name)
     try:
-        with stop_on_signals(source):
-            for step in bar:
-                t0 = time.perf_counter()
-                seed = int(torch.randint(2 ** 31 - 1, (1,), generator=generator))
-                batch = source.next(policy, part, seed, world.generator(generator, seed))
-                if world.any(batch is None):      # a source stopped before a batch came: keep what was trained
-                    end = source.stopping or ('the source ran out of batches' if batch is None else
-                                              "another rank's source stopped")
-                    if saved != step: checkpoint(step)
+        with stop_on_signals(run.source):
+            for _ in bar:
+                got = run.train_step()
+                if isinstance(got, str):          # no batch came: keep what was trained
+                    end = got
+                    if saved != run.step: checkpoint()
                     break
-                batch = zeroed(batch)             # what a sampler left on padding cannot reach the update
-                t1 = time.perf_counter()
-                d = source.prepare(batch, policy, critic, ref, cfg)
-                t_score = time.perf_counter() - t1
-                stats = update(d, learner, learner_critic, opt, cfg, generator, objective, world)
-                skips = skips + 1 if stats['skipped'] else 0
-                if skips: bar.write(f"step {step + 1}: batch skipped, {stats.pop('why')}")
-                source.publish(policy, step + 1)
-                t2 = time.perf_counter()
-                n_steps, reward_sum, n_seqs = world.total([batch.n_steps, batch.reward.sum(), batch.n_seqs])
-                env_steps += int(n_steps)
-                row = {'step': step + 1, 'env_steps': env_steps, 'reward': float(reward_sum / n_seqs),
-                       'ep_len': n_steps / n_seqs, 'logp_gap': math.nan, **d.stats, **stats,
-                       't_rollout': t1 - t0, 't_score': t_score, 't_update': t2 - t1 - t_score,
-                       'steps_per_s': n_steps / (t1 - t0), **batch.stats, **source.stats(d)}
+                row, t2 = got, time.perf_counter()
+                skips = skips + 1 if row['skipped'] else 0
+                if skips: bar.write(f"step {run.step}: batch skipped, {row.pop('why')}")
                 solved = False
-                if lead and ((step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps):
-                    row['eval_return'] = last_eval = task.evaluate(policy, cfg)
-                    solved = cfg.stop_when_solved and task.solved_at is not None and last_eval >= task.solved_at
+                if lead and (run.step % cfg.eval_every == 0 or run.step == cfg.steps):
+                    row['eval_return'] = last_eval = run.task.evaluate(run.policy, cfg)
+                    solved = cfg.stop_when_solved and run.task.solved_at is not None and last_eval >= run.task.solved_at
                 row['wall_time'] = time.perf_counter() - t_start
                 row['t_other'] = time.perf_counter() - t2        # evaluation, mostly
                 if lead: log.write(row)
                 bar.set_postfix(reward=f"{row['reward']:.3g}", eval=f"{last_eval:.3g}")
-                end = world.decide('solved' if solved else source.stopping or end)
-                solved = end == 'solved'
-                if ((step + 1) % cfg.save_every == 0 or step + 1 == cfg.steps or end != 'steps'
+                end = world.decide('solved' if solved else run.source.stopping or end)
+                if (run.step % cfg.save_every == 0 or run.step == cfg.steps or end != 'steps'
                         or skips >= cfg.max_skips):
-                    checkpoint(step + 1, solved)
+                    checkpoint(end == 'solved')
                 if skips >= cfg.max_skips:
                     raise NonFiniteLoss(f"{skips} batches in a row had a non-finite loss or gradient, the last at step "
-                                        f"{step + 1}; the run checkpointed that step (its weights are finite) in "
+                                        f"{run.step}; the run checkpointed that step (its weights are finite) in "
                                         f"{cfg.run_dir / CKPT}. Lower lr or critic_lr, or set max_grad_norm.")
                 if end != 'steps': break
     except BaseException as e:
         error = f"{type(e).__name__}: {e}"
         raise
     finally:
-        source.close(error); task.close(); bar.close()
+        run.source.close(error); run.task.close(); bar.close()
         if log: log.close()
-    if lead: print(task.summary(read_log(cfg.run_dir), cfg))
+    if lead: print(run.task.summary(read_log(cfg.run_dir), cfg))
     return {**row, 'end': end, 'start_step': start, 'start_wall_time': wall0}
 
 # %% ../nbs/05c_train.ipynb #72dcb99e
