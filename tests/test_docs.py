@@ -1,26 +1,32 @@
 """The docs site, built offline from the notebooks (tools/build_docs.py) and opened in headless Chromium
 (tools/check_docs.py): every page must typeset its math, load its images, link only to pages and anchors that exist,
-and every exported function and class must have its API entry. The check itself is tested on a broken site.
+fit its code blocks in the column at 1280 px, each with a copy button, and every exported function and class must
+have its API entry. The check itself is tested on a broken site. Served over http as a reader would, the site's
+search finds a chapter, and every page fits a phone's 390 px; each page links the previous and the next one.
 
-Needs pandoc, Chromium and a local KaTeX (Debian: apt-get install pandoc chromium libjs-katex). Without them these
-tests are skipped, unless NANORL_DOCS=1 (set by .ci/run), where a missing tool fails them.
+Needs pandoc, Chromium and a local KaTeX (Debian: apt-get install pandoc chromium libjs-katex), and Pagefind (the
+`pagefind[bin]` wheel of the dev extra). Without them these tests are skipped, unless NANORL_DOCS=1 (set by .ci/run),
+where a missing tool fails them.
 """
-import base64, html, io, json, os, re, shutil, sys
+import base64, functools, html, http.server, io, json, os, re, shutil, sys, threading, time
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'tools'))
-from build_docs import KATEX_DIRS, build, sidebar
-from check_docs import api_names, problems
+from build_docs import KATEX_DIRS, build, pagefind, sidebar
+from check_docs import api_names, chromium, probe, problems
 from make_readme import result_path
 
 MISSING = [n for n, ok in [('pandoc', shutil.which('pandoc')), ('chromium', shutil.which('chromium')),
-                           ('KaTeX', any((d / 'katex.min.js').exists() for d in KATEX_DIRS))] if not ok]
+                           ('KaTeX', any((d / 'katex.min.js').exists() for d in KATEX_DIRS)),
+                           ('pagefind', pagefind())] if not ok]
 pytestmark = pytest.mark.skipif(bool(MISSING) and not os.environ.get('NANORL_DOCS'),
                                 reason=f"docs tools missing: {', '.join(MISSING)} (apt-get install pandoc chromium "
-                                       "libjs-katex)")
+                                       "libjs-katex; pip install -e '.[dev]' for pagefind)")
 
 def notebook(*cells) -> dict:
     "A notebook of (kind, source[, outputs]) cells."
@@ -53,10 +59,34 @@ def results_shown(nb: Path) -> list[str]:
     "The result files a notebook's `show_result('PATH')` cells show, PATH relative to the notebook."
     return [p for c in json.loads(nb.read_text())['cells'] if (p := result_path(''.join(c['source'])))]
 
-def test_every_page_of_the_site_passes_in_a_browser(tmp_path):
-    site = tmp_path / 'site'
-    pages = build(site)
-    order = sidebar(ROOT / '_quarto.yml')
+@pytest.fixture(scope='module')
+def built(tmp_path_factory) -> tuple[Path, list]:
+    "The whole site, built once from the notebooks: (its folder, its pages in the sidebar's order)."
+    site = tmp_path_factory.mktemp('site')
+    return site, build(site)
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    """The site's files, without a log line per request. `/pause` answers after 0.1 s: Chromium's virtual clock
+    (`--virtual-time-budget`) stands still while a request is pending, so a page that awaits it waits real time."""
+    def log_message(self, *args): pass
+    def do_GET(self):
+        if not self.path.startswith('/pause'): return super().do_GET()
+        time.sleep(0.1); self.send_response(204); self.end_headers()
+
+class Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address): pass   # the browser may close a connection it no longer needs
+
+@contextmanager
+def served(site: Path):
+    "The site over http on a free local port, as a reader serves it (`python -m http.server -d _site`): its address."
+    server = Server(('127.0.0.1', 0), functools.partial(Handler, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try: yield f'http://127.0.0.1:{server.server_port}/'
+    finally: server.shutdown(); server.server_close()
+
+def test_every_page_of_the_site_passes_in_a_browser(built):
+    site, pages = built
+    order = sidebar(ROOT / 'nbs/_quarto.yml')
     assert len(pages) == len(order) == len(set(pages)), (len(pages), len(order))
     assert {p.name for p in pages} == {p.name for p in site.glob('*.html')}
     names = api_names()
@@ -71,6 +101,78 @@ def test_every_page_of_the_site_passes_in_a_browser(tmp_path):
     assert not missing, missing
     assert shown > 100, shown   # the index, chapters 10, 10a and 12b show their results
 
+def test_each_page_links_the_previous_and_the_next_in_the_sidebars_order(built):
+    site, pages = built
+    pager = lambda page, rel: re.findall(rf'<a class="{rel}" rel="{rel}" href="([^"]+)"', page.read_text())
+    for i, page in enumerate(pages):
+        assert pager(page, 'prev') == ([pages[i - 1].name] if i > 0 else []), page.name
+        assert pager(page, 'next') == ([pages[i + 1].name] if i + 1 < len(pages) else []), page.name
+    middle = len(pages) // 2   # the same, said of one page: the pages either side of it link back to it
+    assert pager(pages[middle - 1], 'next') == pager(pages[middle + 1], 'prev') == [pages[middle].name]
+
+SEARCH = """<script>
+window.addEventListener('load', async () => {
+  const input = document.querySelector('#search input'), links = () =>
+    [...document.querySelectorAll('#search a.pagefind-ui__result-link')].map(a => a.getAttribute('href'));
+  input.value = 'advantage';
+  input.dispatchEvent(new Event('input', {bubbles: true}));
+  for (let i = 0; i < 150 && !links().length; i++) await fetch('/pause?' + i);   // Pagefind loads its index
+  document.body.setAttribute('data-probe', JSON.stringify({links: links()}));
+});
+</script>"""
+
+def test_the_search_box_finds_a_chapter(built):
+    "Typed into the search box of a page served over http, a word of one chapter lists pages of the site."
+    site, pages = built
+    with served(site) as url: links = probe(pages[1], chromium(), SEARCH, url)['links']
+    names = [urljoin(url + pages[1].name, href).removeprefix(url).partition('#')[0] for href in links]
+    assert names and set(names) <= {p.name for p in pages}, links
+    assert 'advantages.html' in names, links   # chapter 02, named for it
+
+COPY = """<script>
+window.addEventListener('load', () => {
+  const pres = [...document.querySelectorAll('main pre')], button = pres[0].querySelector('button.copy');
+  new MutationObserver((_, seen) => {   // the label says how it went: copied, or the code selected to copy by hand
+    seen.disconnect();
+    document.body.setAttribute('data-probe', JSON.stringify({
+      pres: pres.length, buttons: pres.filter(p => p.querySelector('button.copy')).length, label: button.textContent,
+      selected: String(getSelection()), code: pres[0].querySelector('code').textContent}));
+  }).observe(button, {childList: true});
+  button.click();   // headless, the clipboard is refused: the fallback selects the code for the reader
+});
+</script>"""
+
+def test_a_copy_button_copies_its_code_block(built):
+    site, pages = built
+    r = probe(pages[1], chromium(), COPY)
+    assert r['pres'] == r['buttons'] > 0, r
+    assert r['label'] == 'Copied' or (r['label'] == 'Press Ctrl+C' and r['selected'] == r['code']), r
+
+PHONE = """<script>
+const frames = %s.map(src => Object.assign(document.createElement('iframe'),
+                                           {src, width: 390, height: 844, scrolling: 'no'}));
+let left = frames.length;
+const measure = () => document.body.setAttribute('data-probe', JSON.stringify(frames.map(f => {
+  const doc = f.contentDocument;
+  return {page: f.getAttribute('src'), width: doc.documentElement.scrollWidth,
+          main: doc.querySelector('main').getBoundingClientRect().width,
+          menu_open: doc.querySelector('nav.sidebar details').open};
+})));
+for (const f of frames) { f.onload = () => { if (--left === 0) setTimeout(measure, 100); }; document.body.append(f); }
+</script>"""
+
+def test_every_page_fits_a_phone(built):
+    "Each page in a 390 px wide frame (a phone's width): nothing wider than that, the text at least 300 px wide."
+    site, pages = built
+    holder = site / 'phone.html'   # a page that holds every page in a frame, served so that it can measure them
+    holder.write_text('<!DOCTYPE html>\n<html><body></body></html>\n')
+    try:
+        with served(site) as url: found = probe(holder, chromium(), PHONE % json.dumps([p.name for p in pages]), url)
+    finally: holder.unlink()
+    assert len(found) == len(pages), found
+    assert [r for r in found if r['width'] > 390 or r['main'] < 300 or r['menu_open']] == [], found
+
+
 def test_the_check_finds_each_broken_thing(tmp_path):
     nbs, site = tmp_path / 'nbs', tmp_path / 'site'
     nbs.mkdir()
@@ -79,6 +181,7 @@ def test_the_check_finds_each_broken_thing(tmp_path):
                                  'Inline $x^2$ and display $$\\frac{a}{b}$$, a [link to the other page](broken.ipynb) '
                                  'and [one here](#a-heading).'),
                     ('code', 'plot()', [png()]),
+                    ('code', 'total = ' + '+'.join(['value'] * 80), []),   # a line that must wrap in the column
                     ('code', "#| echo: false\nshow_result('../bench/results/x.md')",   # a result, as Jupyter stores it
                      [{'output_type': 'execute_result', 'execution_count': None, 'metadata': {},
                        'data': {'text/markdown': table, 'text/plain': table}}]))
@@ -101,5 +204,10 @@ def test_the_check_finds_each_broken_thing(tmp_path):
     for w in want: assert any(p.startswith(w) for p in found), (w, found)
     assert len(found) == len(want), found
     (site / 'katex/katex.min.js').unlink()   # KaTeX that cannot load leaves every formula raw
-    untypeset = [p for p in problems(site) if p.startswith('good.html: math not typeset')]
-    assert len(untypeset) == 2, untypeset
+    (site / 'site.js').unlink(); (site / 'site.css').write_text('')   # no copy buttons, and code that does not wrap
+    found = [p for p in problems(site) if p.startswith('good.html')]
+    assert len([p for p in found if p.startswith('good.html: math not typeset')]) == 2, found
+    assert len([p for p in found if p.startswith('good.html: code block without a copy button')]) == 2, found
+    wide = [p for p in found if p.startswith('good.html: code block wider than its column at 1280 px: ')]
+    assert len(wide) == 1 and 'total = value+value' in wide[0], found
+    assert len(found) == 5, found

@@ -55,9 +55,18 @@ def test_a_cartpole_run_never_imports_transformers(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == '[]'
 
+def test_there_is_one_quarto_yml():
+    """nbdev 2 reads nbs/_quarto.yml: nbdev_docs, nbdev_preview and nbdev_proc_nbs copy it into _proc/, where Quarto
+    and tools/build_docs.py read it (and write nbdev's default one in nbs/ if it is missing). A second copy, or a link
+    to one, is read by nothing but itself and would let the two drift apart."""
+    found = subprocess.run(['git', 'ls-files', '--cached', '--others', '--exclude-standard', '--', '_quarto.yml',
+                            '*/_quarto.yml'], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    assert [f for f in found if (ROOT / f).exists()] == ['nbs/_quarto.yml'], found
+    assert not (ROOT / 'nbs/_quarto.yml').is_symlink()
+
 def test_the_docs_sidebar_lists_every_notebook_once():
-    "The site's sidebar (`_quarto.yml`) names each notebook in nbs/ exactly once, and nothing that is not there."
-    listed = re.findall(r'^\s*- (\S+\.ipynb)\s*$', (ROOT / '_quarto.yml').read_text(), re.M)
+    "The site's sidebar (`nbs/_quarto.yml`) names each notebook in nbs/ exactly once, and nothing that is not there."
+    listed = re.findall(r'^\s*- (\S+\.ipynb)\s*$', (ROOT / 'nbs/_quarto.yml').read_text(), re.M)
     have = sorted(p.name for p in (ROOT / 'nbs').glob('*.ipynb'))
     assert sorted(listed) == have, (sorted(set(listed) ^ set(have)), [n for n in listed if listed.count(n) > 1])
 

@@ -1,20 +1,24 @@
-"""Build the docs site offline, without Quarto: nbdev's pre-processing, then pandoc with a local KaTeX.
+"""Build the docs site offline, without Quarto: nbdev's pre-processing, then pandoc with a local KaTeX, then Pagefind.
 
     python tools/build_docs.py                 # nbdev's pre-processing into _proc/, then the site into _site/
     python tools/build_docs.py --no-proc       # reuse _proc/ (after a notebook change, run without it)
     python tools/build_docs.py --out DIR       # the site elsewhere
+    python -m http.server -d _site             # read it at http://localhost:8000 (search needs it served)
 
-The published site is Quarto's (`nbdev_docs` on a machine that has Quarto, from `_quarto.yml`); this script makes
+The published site is Quarto's (`nbdev_docs` on a machine that has Quarto, from `nbs/_quarto.yml`); this script makes
 the same pages from the same pre-processed notebooks so that a machine without Quarto can build and check them
-(`tests/test_docs.py` opens every page in headless Chromium). Pages come in `_quarto.yml`'s sidebar order, each
-named as Quarto names it (`output-file` in the notebook's front matter), with links between notebooks pointing at
-those pages and links to other files of the repository pointing at the repository on GitHub. A code cell's stored
-outputs follow it (its code too, unless `#| echo: false`); a Markdown output is page text, so a `show_result` cell
-(chapter 05b) shows its result file's table as Jupyter and GitHub do. Math
-is typeset in the browser by KaTeX copied from a local folder (Debian's `libjs-katex`), so the site needs no network.
+(`tests/test_docs.py` opens every page in headless Chromium). Pages come in the sidebar order of `nbs/_quarto.yml`
+(nbdev copies it into _proc/), each named as Quarto names it (`output-file` in the notebook's front matter), with
+links between notebooks pointing at those pages and links to other files of the repository pointing at the repository
+on GitHub. A code cell's stored outputs follow it (its code too, unless `#| echo: false`); a Markdown output is page
+text, so a `show_result` cell (chapter 05b) shows its result file's table as Jupyter and GitHub do. Math is typeset
+in the browser by KaTeX copied from a local folder (Debian's `libjs-katex`), so the site needs no network.
+Each page has a search box (Pagefind's index and UI, static files made here by the binary of the `pagefind[bin]`
+wheel), a link to the previous and the next page at its foot, and a copy button on every code block; code wraps in
+its column, and below 800 px the sidebar folds into a menu above the text (tools/docs/site.css and site.js).
 Needs `pandoc` (Debian's `pandoc`).
 """
-import argparse, base64, configparser, json, re, shutil, subprocess, sys
+import argparse, base64, configparser, html, json, re, shutil, subprocess, sys
 from pathlib import Path
 
 import yaml
@@ -24,15 +28,7 @@ sys.path.insert(0, str(ROOT / 'tools'))
 
 KATEX_DIRS = [Path('/usr/share/javascript/katex'), Path('/usr/share/nodejs/katex/dist')]
 LINK = re.compile(r'(\]\()([^)\s]+)(\))')
-STYLE = """body { max-width: 72rem; margin: 0 auto; padding: 1rem 1.5rem; display: grid;
-  grid-template-columns: 15rem 1fr; gap: 2rem; font: 16px/1.5 system-ui, sans-serif; color: #222; }
-nav.sidebar { font-size: 0.9rem; position: sticky; top: 1rem; align-self: start; max-height: 95vh; overflow-y: auto; }
-nav.sidebar ul { list-style: none; padding-left: 0.8rem; } nav.sidebar .current { font-weight: bold; }
-main { min-width: 0; } pre { background: #f6f8fa; padding: 0.6rem; overflow-x: auto; font-size: 0.85rem; }
-pre.output { background: #fff; border-left: 3px solid #ddd; } table { border-collapse: collapse; font-size: 0.9rem; }
-td, th { border: 1px solid #ddd; padding: 0.2rem 0.5rem; } img { max-width: 100%; }
-p.subtitle { font-style: italic; color: #555; }
-"""
+ASSETS = ROOT / 'tools/docs'   # site.css and site.js, copied into the site
 
 def sidebar(quarto: Path) -> list:
     "(section or None, notebook name) in the order of `_quarto.yml`'s sidebar."
@@ -110,30 +106,58 @@ class Site:
         # nbdev links names to their API entry on the published site; here they point at this build's own pages
         return md.replace(self.doc_url + '/', '') if self.doc_url else md
 
-def nav_html(order: list, pages: dict, titles: dict, current: str) -> str:
+def nav_html(order: list, pages: dict, titles: dict, current: str, site_title: str) -> str:
+    "The site's header (its name and the search box) and the sidebar: the chapters, a menu to unfold on a phone."
     items, section = [], None
     for sec, nb in order:
         if sec != section:
             if section: items.append('</ul></li>')
-            if sec: items.append(f'<li>{sec}<ul>')
+            if sec: items.append(f'<li>{html.escape(sec)}<ul>')
             section = sec
         cls = ' class="current"' if nb == current else ''
-        items.append(f'<li><a href="{pages[nb]}"{cls}>{titles[nb]}</a></li>')
+        items.append(f'<li><a href="{pages[nb]}"{cls}>{html.escape(titles[nb])}</a></li>')
     if section: items.append('</ul></li>')
-    return '<nav class="sidebar"><ul>' + ''.join(items) + '</ul></nav>\n'
+    return (f'<header class="site"><a class="home" href="{pages[order[0][1]]}">{html.escape(site_title)}</a>'
+            '<div id="search"></div></header>\n'
+            '<nav class="sidebar"><details open><summary>Chapters</summary><ul>' + ''.join(items) +
+            '</ul></details></nav>\n')
 
-def render(md: str, meta: dict, nav: str, out: Path, work: Path):
+def pager_html(order: list, pages: dict, titles: dict, current: str) -> str:
+    "Links to the previous and the next page in the sidebar's order (none before the first, none after the last)."
+    names = [nb for _, nb in order]
+    i = names.index(current)
+    link = lambda nb, rel, text: f'<a class="{rel}" rel="{rel}" href="{pages[nb]}">{text}</a>'
+    prev = link(names[i - 1], 'prev', f'&larr; {html.escape(titles[names[i - 1]])}') if i > 0 else ''
+    nxt = link(names[i + 1], 'next', f'{html.escape(titles[names[i + 1]])} &rarr;') if i + 1 < len(names) else ''
+    return f'<nav class="pager" data-pagefind-ignore>{prev}{nxt}</nav>\n'
+
+HEAD = '<script defer src="pagefind/pagefind-ui.js"></script>\n<script defer src="site.js"></script>\n'
+
+def render(md: str, meta: dict, nav: str, pager: str, out: Path, work: Path):
     "One page through pandoc: standalone HTML5, the table of contents, KaTeX from the site's own katex/ folder."
-    src, before = work / (out.stem + '.md'), work / (out.stem + '.nav.html')
+    src, before, after = (work / (out.stem + ext) for ext in ('.md', '.before.html', '.after.html'))
     head = {'title': meta.get('title', out.stem), 'subtitle': meta.get('description', ''), 'pagetitle':
-            meta.get('title', out.stem)}
+            meta.get('title', out.stem), 'lang': 'en'}
     src.write_text('---\n' + yaml.safe_dump(head, allow_unicode=True) + '---\n\n' + md)
-    before.write_text(nav + '<main>\n')
-    after = work / 'after.html'; after.write_text('</main>\n')
+    before.write_text(nav + '<main data-pagefind-body>\n')   # Pagefind indexes the text, not the sidebar
+    after.write_text(pager + '</main>\n')
+    (work / 'head.html').write_text(HEAD)
     # raw_tex off: pandoc would drop TeX written outside $...$ from the page without a word; kept, the check sees it
     subprocess.run(['pandoc', str(src), '-f', 'markdown-raw_tex', '-t', 'html5', '-s', '--katex=katex/', '--toc',
-                    '--toc-depth=2', '-c', 'site.css', '--include-before-body', str(before),
-                    '--include-after-body', str(after), '-o', str(out)], check=True)
+                    '--toc-depth=2', '-c', 'pagefind/pagefind-ui.css', '-c', 'site.css', '--include-in-header',
+                    str(work / 'head.html'), '--include-before-body', str(before), '--include-after-body', str(after),
+                    '-o', str(out)], check=True)
+
+def pagefind() -> str | None:
+    "The Pagefind binary that the `pagefind[bin]` wheel installs, or None."
+    try: from pagefind.service import get_executable
+    except ImportError: return None
+    exe = get_executable()
+    return str(exe) if exe else None
+
+def index(out: Path):
+    "Pagefind's search index and its UI into `out`/pagefind/: static files, searched in the reader's browser."
+    subprocess.run([pagefind(), '--site', str(out), '--exclude-selectors', '#TOC', '--silent'], check=True)
 
 def katex_dir(given: str | None) -> Path:
     for d in ([Path(given)] if given else KATEX_DIRS):
@@ -144,6 +168,7 @@ def katex_dir(given: str | None) -> Path:
 def build(out: Path, proc: bool = True, katex: str | None = None, notebooks: Path | None = None) -> list:
     "Build the site into `out`; returns the pages written. `notebooks` overrides `_proc` (for tests)."
     if shutil.which('pandoc') is None: sys.exit("build_docs: pandoc is missing; install it (apt-get install pandoc)")
+    if pagefind() is None: sys.exit("build_docs: Pagefind is missing; pip install 'pagefind[bin]' (the dev extra)")
     kdir = katex_dir(katex)
     if proc and notebooks is None:
         from nbdev.serve import proc_nbs   # what nbdev_proc_nbs runs, without its Quarto install and pip install -e
@@ -167,7 +192,7 @@ def build(out: Path, proc: bool = True, katex: str | None = None, notebooks: Pat
     (out / 'figures').mkdir(parents=True)
     shutil.copytree(kdir, out / 'katex', ignore=shutil.ignore_patterns('*.mjs', 'contrib'))
     (out / 'katex/contrib').mkdir(); shutil.copy(kdir / 'contrib/auto-render.js', out / 'katex/contrib')
-    (out / 'site.css').write_text(STYLE)
+    for f in ('site.css', 'site.js'): shutil.copy(ASSETS / f, out / f)
     work = out / '.work'; work.mkdir()
     for name in pages:
         page = Path(pages[name]).stem
@@ -177,8 +202,10 @@ def build(out: Path, proc: bool = True, katex: str | None = None, notebooks: Pat
             return f'figures/{page}-{n[0]}.png'
         base = ROOT if name == 'index.ipynb' else src   # index's links are the README's: from the repository root
         md = site.markdown(parsed[name][1], base, save_image)
-        render(md, metas[name], nav_html(order, pages, titles, name), out / pages[name], work)
+        render(md, metas[name], nav_html(order, pages, titles, name, d.get('title', 'nanoRL')),
+               pager_html(order, pages, titles, name), out / pages[name], work)
     shutil.rmtree(work)
+    index(out)
     return [out / p for p in pages.values()]
 
 def main():

@@ -4,8 +4,9 @@
 
 A page fails on math KaTeX did not typeset (a `.math` element without KaTeX's output, a KaTeX error, or raw TeX such
 as `$x$` or `\\frac` left in the text), a Quarto shortcode left in the text (`{{< include ... >}}`: a result shows
-through a `show_result` cell, which Jupyter and GitHub render too), an image the browser could not load, and a link
-to a page or file of the site that does not exist or to an anchor that page does not have. The site fails when a
+through a `show_result` cell, which Jupyter and GitHub render too), an image the browser could not load, a link
+to a page or file of the site that does not exist or to an anchor that page does not have, and a code block (a `pre`)
+that is wider than its column in a 1280 px window or has no copy button (tools/docs/site.js). The site fails when a
 name that a `nanorl` module exports (its `__all__`) has no API entry (a heading with that name) on any page. Each
 page is opened by the browser itself from a copy with a small script added that reports, after the page has loaded
 and KaTeX has run, what the document holds; Chromium prints that document (`--dump-dom`). Needs Chromium (Debian's
@@ -19,7 +20,7 @@ from urllib.parse import unquote
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
             '--disable-component-update', '--disable-sync', '--allow-file-access-from-files',
-            '--virtual-time-budget=10000', '--dump-dom']
+            '--virtual-time-budget=10000', '--window-size=1280,900', '--dump-dom']
 PROBE = r"""<script>
 window.addEventListener('load', () => setTimeout(() => {
   const main = document.querySelector('main') || document.body, all = s => [...main.querySelectorAll(s)];
@@ -30,7 +31,9 @@ window.addEventListener('load', () => setTimeout(() => {
                                    .map(i => i.getAttribute('src')),
              links: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
              ids: [...document.querySelectorAll('[id]')].map(e => e.id),
-             headings: all('h1, h2, h3, h4').map(h => h.textContent.trim())};
+             headings: all('h1, h2, h3, h4').map(h => h.textContent.trim()),
+             wide_code: all('pre').filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.textContent.slice(0, 60)),
+             no_copy: all('pre').filter(p => !p.querySelector('button.copy')).map(p => p.textContent.slice(0, 60))};
   const walk = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
   for (let n; (n = walk.nextNode());) {
     if (n.parentElement.closest('pre, code, .math, script, style, nav')) continue;
@@ -49,13 +52,14 @@ def chromium() -> str:
         if shutil.which(exe): return shutil.which(exe)
     sys.exit("check_docs: no Chromium found; install Debian's chromium (apt-get install chromium)")
 
-def probe(page: Path, exe: str) -> dict:
-    "What the browser holds once `page` has loaded: typeset math, broken images, links, ids and headings."
+def probe(page: Path, exe: str, script: str = PROBE, url: str = '') -> dict:
+    """What the browser holds once `page` has loaded: typeset math, broken images, links, ids and headings (or what
+    another `script` puts in the body's `data-probe`). `url`: the page's folder served over http, else its file."""
     copy = page.with_name(page.stem + '.probe.html')
-    copy.write_text(page.read_text().replace('</body>', PROBE + '</body>'))
+    copy.write_text(page.read_text().replace('</body>', script + '</body>'))
     try:
-        dom = subprocess.run([exe, *CHROMIUM, copy.resolve().as_uri()], capture_output=True, text=True,
-                             timeout=120).stdout
+        dom = subprocess.run([exe, *CHROMIUM, url + copy.name if url else copy.resolve().as_uri()], capture_output=True,
+                             text=True, timeout=120).stdout
     finally: copy.unlink()
     m = re.search(r'data-probe="([^"]*)"', dom)
     if not m: return {'failed': f"the page did not finish loading in the browser ({len(dom)} bytes of DOM)"}
@@ -84,6 +88,8 @@ def problems(site: Path, names: dict | None = None) -> list[str]:
         say("math not typeset", r['untypeset']); say("KaTeX error", r['tex_errors']); say("raw TeX", r['raw_tex'])
         say("shortcode left as text", r['shortcodes'])
         say("image not loaded", r['images'])
+        say("code block wider than its column at 1280 px", r['wide_code'])
+        say("code block without a copy button", r['no_copy'])
         for href in r['links']:
             if re.match(r'[a-z]+:', href) and not href.startswith('file:'): continue   # the web: not checked offline
             path, _, anchor = unquote(href).partition('#')
