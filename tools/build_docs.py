@@ -215,6 +215,6 @@ def main():
     ap.add_argument('--katex', default=None, help='a folder with katex.min.js (default: Debian libjs-katex)')
     args = ap.parse_args()
     pages = build(Path(args.out), proc=not args.no_proc, katex=args.katex)
-    print(f"{len(pages)} pages in {args.out}; open {Path(args.out) / 'index.html'}")
+    print(f"{len(pages)} pages in {args.out}; read them served (search needs it): python -m http.server -d {args.out}")
 
 if __name__ == '__main__': main()
