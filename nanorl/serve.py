@@ -21,8 +21,9 @@ from .wire import BATCH_META, BadRequest, batch_spec, batch_tensors, check_batch
 from .httpd import Limits, Request, Server
 
 # %% auto #0
-__all__ = ['VERSION', 'ASYNC_PRESETS', 'ServeConfig', 'read_token', 'is_loopback', 'listen_token', 'check_auth', 'TrainerSource',
-           'get_health', 'get_weights', 'TrainerGone', 'TrainerFailed', 'Client', 'rollout_worker']
+__all__ = ['VERSION', 'ASYNC_PRESETS', 'ServeConfig', 'read_token', 'is_loopback', 'listen_token', 'TrainerSource', 'check_auth',
+           'get_health', 'get_weights', 'TrainerGone', 'TrainerFailed', 'Client', 'worker_name', 'refresh_weights',
+           'sample_batch', 'worker_loop', 'rollout_worker']
 
 # %% ../nbs/12b_serve.ipynb #c1200002
 @dataclass
@@ -52,21 +53,24 @@ class ServeConfig(TrustConfig):
                  "in the file): export NANORL_TOKEN=<token> instead, or pass --token_file PATH for a file that "
                  "only you can read (chmod 600 PATH)"}
 
-    def check(self):
-        super().check()
-        check_choice('role', self.role, ('local', 'trainer', 'rollout'))
-        if self.role == 'rollout' and not self.trainer_url:
-            raise ConfigError("role rollout needs the trainer's address: pass --trainer_url http://HOST:PORT")
-        check_rules(self, [('max_staleness', lambda v: v >= 0, "0 or positive"),
-                           ('port', lambda v: 0 < v < 65536, "a port number, 1 to 65535"),
-                           ('max_connections', lambda v: v >= 8, "at least 8"),
-                           ('fair_share', lambda v: v == 0 or 1 <= v < math.inf, "0 (off) or at least 1"),
-                           ('idle_timeout', lambda v: 0 <= v < math.inf, "0 (wait forever) or positive"),
-                           *[(k, lambda v: 0 < v < math.inf, "positive")
-                             for k in ('max_body_mb', 'patience', 'request_timeout')]])
-        if not objective_of(self).sampled and (self.role != 'local' or self.max_staleness):
-            raise ConfigError(f"{self.algo} learns from a file, not from sampled batches: role and max_staleness apply "
-                              f"to RL algos; drop them, or choose an RL algo such as grpo")
+# %% ../nbs/12b_serve.ipynb #c1f1fe86
+@patch
+def check(self: ServeConfig):
+    "The checks of `TrustConfig`, then the role's needs and each knob's range; `ConfigError` names what is wrong."
+    super(ServeConfig, self).check()
+    check_choice('role', self.role, ('local', 'trainer', 'rollout'))
+    if self.role == 'rollout' and not self.trainer_url:
+        raise ConfigError("role rollout needs the trainer's address: pass --trainer_url http://HOST:PORT")
+    check_rules(self, [('max_staleness', lambda v: v >= 0, "0 or positive"),
+                       ('port', lambda v: 0 < v < 65536, "a port number, 1 to 65535"),
+                       ('max_connections', lambda v: v >= 8, "at least 8"),
+                       ('fair_share', lambda v: v == 0 or 1 <= v < math.inf, "0 (off) or at least 1"),
+                       ('idle_timeout', lambda v: 0 <= v < math.inf, "0 (wait forever) or positive"),
+                       *[(k, lambda v: 0 < v < math.inf, "positive")
+                         for k in ('max_body_mb', 'patience', 'request_timeout')]])
+    if not objective_of(self).sampled and (self.role != 'local' or self.max_staleness):
+        raise ConfigError(f"{self.algo} learns from a file, not from sampled batches: role and max_staleness apply "
+                          f"to RL algos; drop them, or choose an RL algo such as grpo")
 
 # %% ../nbs/12b_serve.ipynb #9d942b96
 def read_token(cfg) -> str:
@@ -84,6 +88,7 @@ def read_token(cfg) -> str:
     return token
 
 def is_loopback(host: str) -> bool:
+    "Whether `host` names this machine only: `localhost` or a loopback address."
     if host == 'localhost': return True
     try: return ipaddress.ip_address(host).is_loopback
     except ValueError: return False
@@ -96,16 +101,6 @@ def listen_token(cfg, token: str | None = None) -> str:
         raise ConfigError(f"refusing to listen on {cfg.host} without a token: set NANORL_TOKEN (or --token_file), "
                           f"or use --host 127.0.0.1")
     return token
-
-def check_auth(header: str | None, token: str):
-    "Nothing if `header` carries `token` (or no token is set); `BadRequest` 401 when it is missing, 403 when wrong."
-    if not token: return
-    if not header:
-        raise BadRequest(401, "missing token: send the header 'Authorization: Bearer <token>' "
-                              "(the trainer's NANORL_TOKEN)")
-    scheme, _, got = header.partition(' ')
-    if scheme != 'Bearer' or not hmac.compare_digest(got.encode('utf-8', 'replace'), token.encode()):
-        raise BadRequest(403, "wrong token: the trainer was started with a different NANORL_TOKEN")
 
 # %% ../nbs/12b_serve.ipynb #d0b42b3f
 class TrainerSource(SnapshotSource):
@@ -125,12 +120,14 @@ class TrainerSource(SnapshotSource):
         self.busy = 0
 
     def publish(self, policy, version: int):
+        "Keep `policy`'s weights as `version` and serve them at /weights/latest; the first call starts the server."
         with self.cond: super().publish(policy, version); self.busy = 0
         body = pack(self.store.get(version), {'version': version, 'run': self.run_id})
         with self.cond: self.latest = (version, body)
         if self.server is None: self.start(policy)
 
     def start(self, policy):
+        "Listen with chapter 12a's limits; what a valid batch looks like comes from `policy` (`batch_spec`)."
         self.spec = batch_spec(self.task, policy, self.cfg)
         if not self.cfg.range_check: self.spec['range'] = {}
         mb = int(self.cfg.max_body_mb * 2 ** 20)
@@ -144,49 +141,132 @@ class TrainerSource(SnapshotSource):
               f"{self.server.port} (max_staleness {self.cfg.max_staleness}, "
               f"token {'set' if self.token else 'off: loopback only'})", flush=True)
 
-    def close(self, error: str = '', linger: float = 2.0):
-        "Stop serving; first answer 'done' (a finished run) or 'failed' (`error`) for `linger` s, so workers hear it."
-        if self.server is None: return
-        with self.cond: self.failed, self.done = error, not error and not self.stopping
-        if self.done or self.failed: time.sleep(linger)
-        self.server.stop()
-        print(f"trainer: stopped at version {self.version}; {json.dumps(self.snapshot())}", flush=True)
+# %% ../nbs/12b_serve.ipynb #0a6e6706
+@patch
+def close(self: TrainerSource, error: str = '', linger: float = 2.0):
+    "Stop serving; first answer 'done' (a finished run) or 'failed' (`error`) for `linger` s, so workers hear it."
+    if self.server is None: return
+    with self.cond: self.failed, self.done = error, not error and not self.stopping
+    if self.done or self.failed: time.sleep(linger)
+    self.server.stop()
+    print(f"trainer: stopped at version {self.version}; {json.dumps(self.snapshot())}", flush=True)
+
+# %% ../nbs/12b_serve.ipynb #c5c376f5
+def check_auth(header: str | None, token: str):
+    "Nothing if `header` carries `token` (or no token is set); `BadRequest` 401 when it is missing, 403 when wrong."
+    if not token: return
+    if not header:
+        raise BadRequest(401, "missing token: send the header 'Authorization: Bearer <token>' "
+                              "(the trainer's NANORL_TOKEN)")
+    scheme, _, got = header.partition(' ')
+    if scheme != 'Bearer' or not hmac.compare_digest(got.encode('utf-8', 'replace'), token.encode()):
+        raise BadRequest(403, "wrong token: the trainer was started with a different NANORL_TOKEN")
+
+# %% ../nbs/12b_serve.ipynb #7be4a82c
+@patch
+def head(self: TrainerSource, req: Request):
+    "Called once the headers are in, before the body is read: the token first, whatever the path; then the route."
+    try:
+        check_auth(req.headers.get('authorization'), self.token)
+        if self.route(req) is None:
+            raise BadRequest(404 if req.method in ('GET', 'POST') else 405,
+                             f"no {req.method} {req.path}; see the endpoint table in chapter 12")
+    except BadRequest:
+        with self.cond: self.counts['bad_requests'] += 1
+        raise
+
+@patch
+def handle(self: TrainerSource, req: Request):
+    "Run the endpoint of `req`, with its whole body: (status, answer, content type)."
+    try: return self.route(req)(self, req)
+    except BadRequest as e:
+        if e.status in (400, 404):
+            with self.cond: self.counts['bad_requests'] += 1
+        raise
+
+@patch
+def route(self: TrainerSource, req: Request):
+    "The endpoint for `req`'s method and path in `ROUTES`, or None."
+    return TrainerSource.ROUTES.get((req.method, '/weights' if req.path.startswith('/weights/') else req.path))
+
+# %% ../nbs/12b_serve.ipynb #d223aeb0
+VERSION = re.compile(r"[0-9]{1,18}")
+
+def get_health(src: TrainerSource, req):
+    "/health: the version, the run id, and whether the run is done, stopping or failed."
+    return 200, {'ok': True, 'version': src.version, 'run': src.run_id, 'done': src.done,
+                 'stopping': bool(src.stopping), 'failed': src.failed}, 'application/json'
+
+def get_weights(src: TrainerSource, req):
+    "/weights/latest or /weights/<v>: the weights of a kept version, packed with that version and the run id."
+    which = req.path[len('/weights/'):]
+    if which == 'latest': return 200, src.latest[1], 'application/octet-stream'
+    if not VERSION.fullmatch(which):
+        raise BadRequest(400, f"weights version must be 'latest' or a number of 1 to 18 digits, got {which[:40]!r}")
+    with src.cond: w, kept = src.store.get(int(which)), src.store.versions()
+    if w is None: raise BadRequest(404, f"version {which} is not kept; the trainer keeps {kept}")
+    return 200, pack(w, {'version': int(which), 'run': src.run_id}), 'application/octet-stream'
+
+@patch
+def snapshot(self: TrainerSource) -> dict:
+    "Every counter, for /stats; submitted = trained + rejected + dropped + queue at any moment."
+    with self.cond:
+        return {**self.counts, 'dropped': self.dropped, 'queue': len(self.queue), 'bound': self.bound,
+                'version': self.version, 'run': self.run_id, 'by_worker': dict(self.by_worker), 'done': self.done,
+                'failed': self.failed, 'server': dict(self.server.counts) if self.server else {}}
+
+TrainerSource.ROUTES = {
+    ('GET', '/health'): get_health,
+    ('GET', '/stats'): lambda src, req: (200, src.snapshot(), 'application/json'),
+    ('GET', '/config'): lambda src, req: (200, vars(src.cfg), 'application/json'),
+    ('GET', '/weights'): get_weights,
+    ('POST', '/batch'): lambda src, req: (*src.submit(*unpack(req.body)), 'application/json')}
 
 # %% ../nbs/12b_serve.ipynb #03d4a2bb
 @patch
 def submit(self: TrainerSource, t: dict, meta: dict) -> tuple[int, dict]:
     "Queue a batch: (202, ...) when accepted, else the refusal's status and reason."
-    batch = check_batch(t, meta, self.spec)
-    v, run, worker, now = meta['version'], meta['run'], meta['worker'], time.monotonic()
+    batch = check_batch(t, meta, self.spec)              # shapes, types and ranges (chapter 12): 400
+    v, worker, now = meta['version'], meta['worker'], time.monotonic()
     with self.cond:
-        if self.failed: raise BadRequest(500, f"the trainer failed: {self.failed}")
-        if self.done: raise BadRequest(410, f"training is over (step {self.version}); stop the worker")
+        self.check_running()                             # 410 or 500, not counted as submitted
         self.counts['submitted'] += 1
-        q = len(self.queue) + self.busy                   # batches ahead of this one: queued, or in training
-        due = staleness_at_turn(self.version, v, q)
-        if run != self.run_id:
+        try:
+            self.check_lag(v, meta['run'])               # 409 another run, or too stale; 400 from the future
+            if why := self.over_share(worker, now):
+                self.counts['unfair'] += 1
+                raise BadRequest(429, why)
+        except BadRequest:
             self.counts['rejected'] += 1
-            raise BadRequest(409, f"batch sampled by the weights of an earlier trainer (run {run}); this trainer is "
-                                  f"run {self.run_id} at version {self.version}: fetch /weights/latest")
-        if v > self.version:
-            self.counts['rejected'] += 1
-            raise BadRequest(400, f"version {v} is from the future: the trainer is at version {self.version}; "
-                                  f"fetch /weights/latest")
-        if due > self.cfg.max_staleness:
-            self.counts['rejected'] += 1
-            ahead = f" with {q} batches ahead of it in the queue" if q else ""
-            raise BadRequest(409, f"batch would be {due} versions stale when trained "
-                                  f"(sampled by version {v}, the trainer is at {self.version}{ahead}; "
-                                  f"max_staleness is {self.cfg.max_staleness}); sample again with newer weights")
-        if why := self.over_share(worker, now):
-            self.counts['rejected'] += 1; self.counts['unfair'] += 1
-            raise BadRequest(429, why)
-        self.note(worker, now)                            # only an accepted batch makes its sender active
-        self.queue.append((batch, v, worker)); self.recent.append(worker)
-        self.counts['queue_max'] = max(self.counts['queue_max'], len(self.queue))
-        self.cond.notify_all()
-        return 202, {'accepted': True, 'queue': len(self.queue), 'version': self.version}
+            raise
+        return self.enqueue(batch, v, worker, now)
 
+# %% ../nbs/12b_serve.ipynb #fae44a36
+@patch
+def check_running(self: TrainerSource):
+    "Refuse every batch once the run is over: 500 when it failed, 410 when it is done."
+    if self.failed: raise BadRequest(500, f"the trainer failed: {self.failed}")
+    if self.done: raise BadRequest(410, f"training is over (step {self.version}); stop the worker")
+
+@patch
+def check_lag(self: TrainerSource, v: int, run: str):
+    ("Refuse a batch this trainer cannot score (another run's: 409; a version not yet published: 400), or one that "
+     "would be more than `max_staleness` versions stale when its turn comes (409).")
+    q = len(self.queue) + self.busy                   # batches ahead of this one: queued, or in training
+    due = staleness_at_turn(self.version, v, q)
+    if run != self.run_id:
+        raise BadRequest(409, f"batch sampled by the weights of an earlier trainer (run {run}); this trainer is "
+                              f"run {self.run_id} at version {self.version}: fetch /weights/latest")
+    if v > self.version:
+        raise BadRequest(400, f"version {v} is from the future: the trainer is at version {self.version}; "
+                              f"fetch /weights/latest")
+    if due > self.cfg.max_staleness:
+        ahead = f" with {q} batches ahead of it in the queue" if q else ""
+        raise BadRequest(409, f"batch would be {due} versions stale when trained "
+                              f"(sampled by version {v}, the trainer is at {self.version}{ahead}; "
+                              f"max_staleness is {self.cfg.max_staleness}); sample again with newer weights")
+
+# %% ../nbs/12b_serve.ipynb #1efd6645
 @patch
 def note(self: TrainerSource, worker: str, now: float):
     "Record that a batch of `worker` was accepted at `now`, with a running mean of its interval between them."
@@ -205,34 +285,63 @@ def over_share(self: TrainerSource, worker: str, now: float) -> str:
     return (f"worker {worker} supplied {mine} of the last {n} batches while {len(active)} workers submit; "
             f"fair_share {f:g} allows {f / len(active):.0%}: sample again after the next version")
 
+# %% ../nbs/12b_serve.ipynb #566abed5
+@patch
+def enqueue(self: TrainerSource, batch: Batch, v: int, worker: str, now: float) -> tuple[int, dict]:
+    "Accept a batch (with `cond` held): its sender becomes active, the batch joins the queue, the loop wakes; 202."
+    self.note(worker, now)                            # only an accepted batch makes its sender active
+    self.queue.append((batch, v, worker)); self.recent.append(worker)
+    self.counts['queue_max'] = max(self.counts['queue_max'], len(self.queue))
+    self.cond.notify_all()
+    return 202, {'accepted': True, 'queue': len(self.queue), 'version': self.version}
+
 # %% ../nbs/12b_serve.ipynb #3d9ebf68
 @patch
 def pull(self: TrainerSource, policy, cfg, seed, generator):
     "The next queued batch and its version; None when the run should stop (a signal, or `idle_timeout`)."
     with self.cond:
         while True:
-            while not self.queue and not self.stopping:
-                now = time.monotonic()
-                if self.cfg.idle_timeout and now - self.last_batch > self.cfg.idle_timeout:
-                    self.stopping = f"no batch for {self.cfg.idle_timeout:g} s (idle_timeout)"
-                    print(f"trainer: {self.stopping}; checkpointing and exiting", flush=True)
-                    break
-                if now - max(self.last_batch, self.told) >= self.notice_every:
-                    self.told = now; print(self.waiting(now - self.last_batch), flush=True)
-                self.cond.wait(0.5)
-            if not self.queue: return None
+            if not self.wait_for_batch(): return None
             batch, v, worker = self.queue.popleft()
             if v in self.store: break
             self.dropped += 1
-        self.counts['trained'] += 1
-        self.busy, self.last_batch = 1, time.monotonic()
-        self.by_worker[worker] = self.by_worker.get(worker, 0) + 1
-        if worker not in self.worker_ids:
-            self.worker_ids[worker] = len(self.worker_ids)
-            print(f"trainer: worker {self.worker_ids[worker]} is {worker}", flush=True)
-        self.worker = self.worker_ids[worker]
+        self.credit(worker)
     return batch, v
 
+@patch
+def credit(self: TrainerSource, worker: str):
+    "Count a batch taken for training, and give its worker a number for the log's `worker` column."
+    self.counts['trained'] += 1
+    self.busy, self.last_batch = 1, time.monotonic()
+    self.by_worker[worker] = self.by_worker.get(worker, 0) + 1
+    if worker not in self.worker_ids:
+        self.worker_ids[worker] = len(self.worker_ids)
+        print(f"trainer: worker {self.worker_ids[worker]} is {worker}", flush=True)
+    self.worker = self.worker_ids[worker]
+
+# %% ../nbs/12b_serve.ipynb #2a4dbd1e
+@patch
+def wait_for_batch(self: TrainerSource) -> bool:
+    "Wait (with `cond` held) until a batch is queued: True; False when the run should stop first."
+    while not self.queue and not self.stopping:
+        now = time.monotonic()
+        if self.cfg.idle_timeout and now - self.last_batch > self.cfg.idle_timeout:
+            self.stopping = f"no batch for {self.cfg.idle_timeout:g} s (idle_timeout)"
+            print(f"trainer: {self.stopping}; checkpointing and exiting", flush=True)
+            break
+        if now - max(self.last_batch, self.told) >= self.notice_every:
+            self.told = now; print(self.waiting(now - self.last_batch), flush=True)
+        self.cond.wait(0.5)
+    return bool(self.queue)
+
+# %% ../nbs/12b_serve.ipynb #892cbb5a
+@patch
+def stats(self: TrainerSource, d) -> dict:
+    "The log's columns from this source: chapter 11's (lag, dropped), the refused and queued batches, the worker."
+    return {**SnapshotSource.stats(self, d), 'rejected': self.counts['rejected'], 'queue': len(self.queue),
+            'worker': self.worker}
+
+# %% ../nbs/12b_serve.ipynb #46c1f04c
 @patch
 def waiting(self: TrainerSource, idle: float) -> str:
     "The line a trainer prints while no batch comes: for how long, and the command that starts a worker."
@@ -244,65 +353,6 @@ def waiting(self: TrainerSource, idle: float) -> str:
             else "idle_timeout is 0: it waits forever")
     return (f"trainer: no batch for {idle:.0f} s ({stop}); start a worker: "
             f"python -m nanorl.train --role rollout --trainer_url {url}{token}")
-
-@patch
-def stats(self: TrainerSource, d) -> dict:
-    return {**SnapshotSource.stats(self, d), 'rejected': self.counts['rejected'], 'queue': len(self.queue),
-            'worker': self.worker}
-
-@patch
-def snapshot(self: TrainerSource) -> dict:
-    "Every counter, for /stats; submitted = trained + rejected + dropped + queue at any moment."
-    with self.cond:
-        return {**self.counts, 'dropped': self.dropped, 'queue': len(self.queue), 'bound': self.bound,
-                'version': self.version, 'run': self.run_id, 'by_worker': dict(self.by_worker), 'done': self.done,
-                'failed': self.failed, 'server': dict(self.server.counts) if self.server else {}}
-
-# %% ../nbs/12b_serve.ipynb #7be4a82c
-VERSION = re.compile(r"[0-9]{1,18}")
-
-@patch
-def head(self: TrainerSource, req: Request):
-    try:
-        check_auth(req.headers.get('authorization'), self.token)
-        if self.route(req) is None:
-            raise BadRequest(404 if req.method in ('GET', 'POST') else 405,
-                             f"no {req.method} {req.path}; see the endpoint table in chapter 12")
-    except BadRequest:
-        with self.cond: self.counts['bad_requests'] += 1
-        raise
-
-@patch
-def handle(self: TrainerSource, req: Request):
-    try: return self.route(req)(self, req)
-    except BadRequest as e:
-        if e.status in (400, 404): 
-            with self.cond: self.counts['bad_requests'] += 1
-        raise
-
-@patch
-def route(self: TrainerSource, req: Request):
-    return TrainerSource.ROUTES.get((req.method, '/weights' if req.path.startswith('/weights/') else req.path))
-
-def get_health(src: TrainerSource, req):
-    return 200, {'ok': True, 'version': src.version, 'run': src.run_id, 'done': src.done,
-                 'stopping': bool(src.stopping), 'failed': src.failed}, 'application/json'
-
-def get_weights(src: TrainerSource, req):
-    which = req.path[len('/weights/'):]
-    if which == 'latest': return 200, src.latest[1], 'application/octet-stream'
-    if not VERSION.fullmatch(which):
-        raise BadRequest(400, f"weights version must be 'latest' or a number of 1 to 18 digits, got {which[:40]!r}")
-    with src.cond: w, kept = src.store.get(int(which)), src.store.versions()
-    if w is None: raise BadRequest(404, f"version {which} is not kept; the trainer keeps {kept}")
-    return 200, pack(w, {'version': int(which), 'run': src.run_id}), 'application/octet-stream'
-
-TrainerSource.ROUTES = {
-    ('GET', '/health'): get_health,
-    ('GET', '/stats'): lambda src, req: (200, src.snapshot(), 'application/json'),
-    ('GET', '/config'): lambda src, req: (200, vars(src.cfg), 'application/json'),
-    ('GET', '/weights'): get_weights,
-    ('POST', '/batch'): lambda src, req: (*src.submit(*unpack(req.body)), 'application/json')}
 
 # %% ../nbs/12b_serve.ipynb #2e6ba42e
 class TrainerGone(ConnectionError):
@@ -321,6 +371,7 @@ class Client:
             u.hostname, u.port or 80, token, patience, timeout)
 
     def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
+        "One request's status and body, retried while the trainer cannot be reached or answers 503."
         first_fail, k = None, 0
         while True:
             conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
@@ -339,20 +390,75 @@ class Client:
             time.sleep(min(0.05 * 2 ** k, 2.0) * (0.5 + random.random())); k += 1
 
     def json(self, path: str) -> dict:
+        "GET `path` as JSON; `ConfigError` for any status but 200."
         status, data = self.request('GET', path)
         if status != 200: raise ConfigError(f"GET {path}: {status} {data[:300].decode(errors='replace')}")
         return json.loads(data)
 
-    def weights(self, which='latest') -> tuple[dict[str, Tensor], dict]:
-        status, data = self.request('GET', f'/weights/{which}')
-        if status != 200: raise ConfigError(f"GET /weights/{which}: {status} {data[:300].decode(errors='replace')}")
-        return unpack(data)
+# %% ../nbs/12b_serve.ipynb #847888c5
+@patch
+def weights(self: Client, which='latest') -> tuple[dict[str, Tensor], dict]:
+    "The weights of version `which` ('latest' or a number) and their metadata: version and run id."
+    status, data = self.request('GET', f'/weights/{which}')
+    if status != 200: raise ConfigError(f"GET /weights/{which}: {status} {data[:300].decode(errors='replace')}")
+    return unpack(data)
 
-    def submit(self, batch: Batch, version: int, run: str, worker: str) -> tuple[int, dict]:
-        meta = {'version': version, 'run': run, 'worker': worker}
-        status, data = self.request('POST', '/batch', pack(batch_tensors(batch), meta))
-        try: return status, json.loads(data)
-        except json.JSONDecodeError: return status, {'error': data[:300].decode(errors='replace')}
+@patch
+def submit(self: Client, batch: Batch, version: int, run: str, worker: str) -> tuple[int, dict]:
+    "Post `batch`, tagged with the version and run id that sampled it and the worker's name: the status and answer."
+    meta = {'version': version, 'run': run, 'worker': worker}
+    status, data = self.request('POST', '/batch', pack(batch_tensors(batch), meta))
+    try: return status, json.loads(data)
+    except json.JSONDecodeError: return status, {'error': data[:300].decode(errors='replace')}
+
+# %% ../nbs/12b_serve.ipynb #a376f1c9
+def worker_name() -> str:
+    "This process's name for the trainer's log: host and process id, printable ASCII, at most 64 characters."
+    return re.sub(r'[^\x21-\x7e]', '_', f"{socket.gethostname()}-{os.getpid()}")[-64:]
+
+def refresh_weights(client: Client, policy, have: tuple | None, latest: tuple) -> tuple:
+    ("The (run, version) whose weights `policy` holds: `have` when the trainer's `latest` is the same, else the "
+     "trainer's latest weights, fetched and loaded through chapter 11's checks.")
+    if latest == have: return have
+    tensors, meta = client.weights()
+    try: load_weights(policy, tensors)
+    except WeightsMismatch as e:
+        raise ConfigError(f"the trainer's weights do not fit this worker's model: {e}") from None
+    return meta['run'], meta['version']
+
+def sample_batch(task, sampling, policy, run, generator) -> Batch:
+    ("One batch drawn by `sampling` (the policy, or chapter 13's engine that follows its weights) with the run's "
+     "config, at the run's sampler precision, from a seed drawn from `generator`.")
+    with sampler_precision(policy, run):
+        return draw(task, sampling, run, int(torch.randint(2 ** 31 - 1, (1,), generator=generator)), generator)
+
+# %% ../nbs/12b_serve.ipynb #026fffb2
+def worker_loop(client: Client, policy, sample: typing.Callable[[], Batch], name: str, counts: dict,
+                max_batches: int = 0):
+    ("Refresh the weights, `sample()` a batch and submit it, until the trainer says done (or `max_batches` are "
+     "accepted); `counts` tallies the answers: accepted, stale (409), unfair (429), refused (anything else).")
+    have, refused, refused_at, wait = None, None, 0.0, 0.02
+    while not max_batches or counts['accepted'] < max_batches:
+        h = client.json('/health')
+        if h['failed']: raise TrainerFailed(h['failed'])
+        if h['done']: break
+        now = (h['run'], h['version'])
+        if now == refused and time.monotonic() - refused_at < 5.0:   # refused for these weights: wait a little
+            time.sleep(wait); wait = min(wait * 2, 0.5); continue
+        wait = 0.02
+        have = refresh_weights(client, policy, have, now)
+        status, out = client.submit(sample(), have[1], have[0], name)
+        if status == 202: counts['accepted'] += 1
+        elif status in (409, 429):
+            counts['stale' if status == 409 else 'unfair'] += 1
+            refused, refused_at = have, time.monotonic()
+        elif status == 410: break
+        elif status == 500 and 'trainer failed' in str(out.get('error')): raise TrainerFailed(out['error'])
+        else:
+            counts['refused'] += 1
+            print(f"worker {name}: batch refused: {status} {out.get('error')}", file=sys.stderr, flush=True)
+        if counts['accepted'] % 20 == 1 and status == 202:
+            print(f"worker {name}: version {have[1]}, {counts}", flush=True)
 
 # %% ../nbs/12b_serve.ipynb #6c26a695
 def rollout_worker(cfg: ServeConfig, max_batches: int = 0, token: str | None = None,
@@ -368,38 +474,8 @@ def rollout_worker(cfg: ServeConfig, max_batches: int = 0, token: str | None = N
     policy, _ = task.setup(run)
     sampling = sampler(policy, task, run) if sampler else policy   # weights load into policy; it follows
     gen = torch.Generator().manual_seed(secrets.randbits(62))
-    name = re.sub(r'[^\x21-\x7e]', '_', f"{socket.gethostname()}-{os.getpid()}")[-64:]
-    have, refused, refused_at, wait = None, None, 0.0, 0.02
-    counts = {'accepted': 0, 'stale': 0, 'unfair': 0, 'refused': 0}
-    try:
-        while not max_batches or counts['accepted'] < max_batches:
-            h = client.json('/health')
-            if h['failed']: raise TrainerFailed(h['failed'])
-            if h['done']: break
-            now = (h['run'], h['version'])
-            if now == refused and time.monotonic() - refused_at < 5.0:   # refused for these weights: wait a little
-                time.sleep(wait); wait = min(wait * 2, 0.5); continue
-            wait = 0.02
-            if now != have:
-                tensors, meta = client.weights()
-                try: load_weights(policy, tensors)
-                except WeightsMismatch as e:
-                    raise ConfigError(f"the trainer's weights do not fit this worker's model: {e}") from None
-                have = (meta['run'], meta['version'])
-            with sampler_precision(policy, run):
-                batch = draw(task, sampling, run, int(torch.randint(2 ** 31 - 1, (1,), generator=gen)), gen)
-            status, out = client.submit(batch, have[1], have[0], name)
-            if status == 202: counts['accepted'] += 1
-            elif status in (409, 429):
-                counts['stale' if status == 409 else 'unfair'] += 1
-                refused, refused_at = have, time.monotonic()
-            elif status == 410: break
-            elif status == 500 and 'trainer failed' in str(out.get('error')): raise TrainerFailed(out['error'])
-            else:
-                counts['refused'] += 1
-                print(f"worker {name}: batch refused: {status} {out.get('error')}", file=sys.stderr, flush=True)
-            if counts['accepted'] % 20 == 1 and status == 202:
-                print(f"worker {name}: version {have[1]}, {counts}", flush=True)
+    name, counts = worker_name(), {'accepted': 0, 'stale': 0, 'unfair': 0, 'refused': 0}
+    try: worker_loop(client, policy, lambda: sample_batch(task, sampling, policy, run, gen), name, counts, max_batches)
     except (TrainerGone, TrainerFailed) as e:
         why = f"the trainer failed ({e})" if isinstance(e, TrainerFailed) else str(e)
         print(f"worker {name}: {why}; stopping with {counts}", file=sys.stderr, flush=True)
