@@ -2,14 +2,15 @@
 
     python bench/async_rung.py                                     # configs/countdown_async.yaml
     python bench/async_rung.py --config configs/cartpole_async.yaml --sync_log ''
-    python bench/async_rung.py --seed 1     # seed 1, against bench/results/countdown_tiny_cpu_s1_log.csv
+    python bench/async_rung.py --seed 1     # seed 1, against the sync preset's log of seed 1 (bench/seeds.py)
     python bench/async_rung.py --quick
         # CI: 1 worker, 2 steps, 8 eval problems, a 100-step SFT model; temporary folder
 
 Starts `python -m nanorl.train --config CONFIG` (the trainer) and `--role rollout --trainer_url URL` twice, with a
 fresh NANORL_TOKEN, and waits for the trainer to finish. Copies the trainer's log to bench/results/<config>_log.csv
 and writes bench/results/<config>.md: held-out accuracy at the start, peak and end with Fisher's p (language tasks),
-the same for the sync run's log when given (default: bench/results/countdown_tiny_cpu_log.csv, from bench/lm_rung.py),
+the same for the sync run's log when given (default: the shipped sync preset's log of the same seed, kept by
+bench/seeds.py),
 wall time, and the transport's counters.
 """
 import argparse, json, os, secrets, shutil, socket, subprocess, sys, tempfile, time
@@ -18,6 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from nanorl.train import from_dict, load_yaml, read_log, time_breakdown
+sys.path.insert(0, str(ROOT / 'bench'))
+from seeds import PRESET, parse_run
 
 def free_port():
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
@@ -27,8 +30,8 @@ def main():
     ap.add_argument('--config', default='configs/countdown_async.yaml')
     ap.add_argument('--seed', type=int, default=None, help="the trainer's seed, which also builds its tiny model "
                                                            "(default: the config's); results go to <config>_s<seed>")
-    ap.add_argument('--sync_log', default=None, help='the sync run to compare with (default: '
-                    'bench/results/countdown_tiny_cpu_log.csv, or its _s<seed> twin with --seed; "" for none)')
+    ap.add_argument('--sync_log', default=None, help='the sync run to compare with (default: the shipped sync '
+                    'preset\'s log of the same seed in bench/results, as bench/seeds.py names it; "" for none)')
     ap.add_argument('--workers', type=int, default=2)
     ap.add_argument('--quick', action='store_true',
                     help='CI smoke run: 1 worker, 2 steps (language tasks: evaluating 8 problems, on a tiny model with '
@@ -36,7 +39,7 @@ def main():
     args = ap.parse_args()
     tag = '' if args.seed is None else f'_s{args.seed}'
     name, port = Path(args.config).stem + tag, free_port()
-    if args.sync_log is None: args.sync_log = f'bench/results/countdown_tiny_cpu{tag}_log.csv'
+    if args.sync_log is None: args.sync_log = f'bench/results/{parse_run(PRESET)[3]}{tag}_log.csv'
     cfg = from_dict({**load_yaml(ROOT / args.config), **({} if args.seed is None else {'seed': args.seed})})
     results, quick, n_eval = ROOT / 'bench/results', {}, cfg.n_eval
     if args.quick:

@@ -31,7 +31,10 @@ from nanorl.tasks import fisher_exact
 from nanorl.lmtask import rung_report
 
 RESULTS = ROOT / 'bench/results'
-RUNS = ['lm_rung:configs/countdown_tiny_cpu.yaml', 'async_rung:configs/countdown_async.yaml']
+RUNG = 'lm_rung:configs/countdown_tiny_cpu.yaml'
+VARIANTS = [f'{RUNG}:dynamic_sampling={ds},closeness={c}' for ds, c in ((0, 0), (4, 0), (0, 0.2), (4, 0.2))]
+PRESET = VARIANTS[1]     # the variant configs/countdown_tiny_cpu.yaml ships: dynamic sampling, no closeness
+RUNS = [*VARIANTS, 'async_rung:configs/countdown_async.yaml']   # the README's table: rung 2's variants, rung 3
 
 def machine() -> str:
     "The CPU's name, whether it has AVX2 and AVX-512, the kernels torch picked, and the core count."
@@ -45,10 +48,9 @@ def machine() -> str:
             f"kernels {torch.backends.cpu.get_cpu_capability()}")
 
 def spread(xs: list, fmt: str = '{:.3f}') -> str:
-    "Median and range: '0.074 (0.055 to 0.098)'."
-    xs = sorted(xs)
-    m = fmt.format(statistics.median(xs))
-    return m if len(xs) == 1 else f"{m} ({fmt.format(xs[0])} to {fmt.format(xs[-1])})"
+    "Median and range: '0.074 (0.055 to 0.098)'; infinity reads 'never'."
+    xs, f = sorted(xs), lambda x: 'never' if x == math.inf else fmt.format(x)
+    return f(statistics.median(xs)) if len(xs) == 1 else f"{f(statistics.median(xs))} ({f(xs[0])} to {f(xs[-1])})"
 
 def parse_run(run: str) -> tuple[str, str, dict, str]:
     "`bench:config[:key=value,...]` as (bench, config, the changed keys as strings, the name of its results)."
@@ -74,7 +76,9 @@ def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int |
     for task, t in builds.items():   # one list per task: every sitting's build from an empty cache is kept
         old = kept['build_s'].get(task, [])
         kept['build_s'][task] = (old if isinstance(old, list) else [old]) + [t]
-    kept.update(machine=machine(), cache='empty at the start of every sitting')
+    commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True, text=True).stdout
+    kept.update(machine=machine(), cache='empty at the start of every sitting', date=time.strftime('%Y-%m-%d'),
+                commit=commit.strip() or 'unknown')
     if threads: kept['train_threads'] = threads
     book_path.write_text(json.dumps(book, indent=1) + '\n')
     for r in runs:
@@ -157,6 +161,8 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
     builds = [b for s in seeds if str(s) in book['seeds'] for bs in book['seeds'][str(s)]['build_s'].values()
               for b in (bs if isinstance(bs, list) else [bs])]
     machines = sorted({book['seeds'][str(s)]['machine'] for s in seeds if str(s) in book['seeds']})
+    made = sorted({f"{book['seeds'][str(s)].get('date', 'an unrecorded date')} at commit "
+                   f"{book['seeds'][str(s)].get('commit', 'unrecorded')}" for s in seeds if str(s) in book['seeds']})
     took = spread([b / 60 for b in builds], '{:.1f}') if builds else ''
     threads = sorted({book['seeds'][str(s)].get('train_threads') for s in seeds if str(s) in book['seeds']} - {None})
     flag = f" --threads {threads[0]}" if len(threads) == 1 else ''
@@ -170,10 +176,11 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
         f"verdict); Fisher's one-sided p of final > start; wall time of the training loop from the log; dead groups: "
         f"the share of sampled groups whose rewards were all equal; groups drawn per group trained on (above 1 with "
         f"dynamic sampling); minutes of training to the first evaluation with p < 0.01 against the start. "
-        f"{built}{trained}Machine: {'; '.join(machines) or machine()}. Produced by `python bench/seeds.py --seeds "
+        f"{built}{trained}Machine: {'; '.join(machines) or machine()}. Measured {'; '.join(made)}. "
+        f"Produced by `python bench/seeds.py --seeds "
         f"{' '.join(map(str, seeds))}{flag} --runs {' '.join(ran) or ' '.join(runs)}`.\n")
-    benches = {r.split(':', 1)[0]: r for r in reversed(runs)}   # the first run of each bench
-    sync, asyn = benches.get('lm_rung'), benches.get('async_rung')
+    asyn = next((r for r in runs if r.startswith('async_rung:')), None)
+    sync = PRESET if PRESET in runs else next((r for r in runs if r.startswith('lm_rung:')), None)
     if sync and asyn and reps[sync] and reps[asyn]:
         n = run_config(sync).n_eval
         text += f"\nSync (`{parse_run(sync)[1]}`) against async (`{parse_run(asyn)[1]}`), seed by seed:\n\n"

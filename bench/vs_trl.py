@@ -29,6 +29,9 @@ UNMATCHED = [
     "distribution, different samples",
     "optimizer: ours nanorl's Adam (torch.optim.Adam's arithmetic, chapter 05c), TRL torch's AdamW with weight decay 0 "
     "(the same update)",
+    "dynamic sampling: when the preset turns it on, ours draws more groups than it trains on (the column groups "
+    "drawn per step) and TRL has no such option; both train on 16 groups per optimizer step, so seconds per step and "
+    "per trained group compare the same training, and completions sampled per second the sampler alone",
     "bookkeeping: ours writes log.csv every step and a checkpoint every 50 steps, and evaluates 16 problems at the "
     "start (not timed) and after the last step (in the last interval, which the median ignores); TRL logs every step "
     "in memory and saves nothing",
@@ -44,7 +47,9 @@ def run_ours(args, out: Path) -> dict:
     cfg = from_dict(parse_cli(args.ours_args)[0], base=base)      # --ours_args, read as the command line is
     train(cfg)
     log = read_log(out / 'ours')
-    return {'step_end': log['wall_time'][1:], 'reward': log['reward'][1:], 'threads': torch.get_num_threads()}
+    drawn = [g for g in log['groups_drawn'][1:] if not math.isnan(g)]
+    return {'step_end': log['wall_time'][1:], 'reward': log['reward'][1:], 'threads': torch.get_num_threads(),
+            'groups_drawn': sum(drawn) / len(drawn)}
 
 def run_trl(args, out: Path) -> dict:
     import torch
@@ -82,7 +87,8 @@ def run_trl(args, out: Path) -> dict:
                           callbacks=[Clock()])
     trainer.train()
     rewards = [h['reward'] for h in trainer.state.log_history if 'reward' in h]
-    return {'step_end': [e - t0 for e in ends], 'reward': rewards, 'threads': torch.get_num_threads()}
+    return {'step_end': [e - t0 for e in ends], 'reward': rewards, 'threads': torch.get_num_threads(),
+            'groups_drawn': WORK['n_prompts']}    # TRL samples each step's prompts once
 
 def one(args):
     out = Path(args.tmp)
@@ -91,7 +97,7 @@ def one(args):
     step_s = statistics.median(b - a for a, b in zip(ends, ends[1:]))
     Path(args.result).write_text(json.dumps({'side': args.one, 'step_s': step_s, 'steps': len(ends),
                                              'mean_reward': sum(res['reward']) / len(res['reward']),
-                                             'threads': res['threads']}))
+                                             'threads': res['threads'], 'groups_drawn': res['groups_drawn']}))
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -127,19 +133,21 @@ def main():
                 print(rows[-1], flush=True)
     with open(args.out + '.csv', 'w', newline='') as f:
         w = csv.DictWriter(f, list(rows[0])); w.writeheader(); w.writerows(rows)
-    med = {s: {k: statistics.median(r[k] for r in rows if r['side'] == s) for k in ('step_s', 'mean_reward')}
-           for s in ('ours', 'trl')}
-    n = WORK['n_prompts'] * WORK['group_size']
+    med = {s: {k: statistics.median(r[k] for r in rows if r['side'] == s)
+               for k in ('step_s', 'mean_reward', 'groups_drawn')} for s in ('ours', 'trl')}
     ratios = [t['step_s'] / o['step_s'] for o, t in zip([r for r in rows if r['side'] == 'ours'],
                                                           [r for r in rows if r['side'] == 'trl'])]
     cmd = 'python bench/vs_trl.py' + (' --quick' if args.quick else
                                       f" --pairs {args.pairs} --steps {args.steps}" + (f" --seed {args.seed}"
                                       if args.seed else '')) + (' --ours_args ' + ' '.join(args.ours_args)
                                                                   if args.ours_args else '')
-    lines = ['| | s per optimizer step | completions/s | mean training reward |', '|---|---|---|---|']
+    lines = ['| | s per optimizer step | groups drawn per step | completions sampled/s | s per trained group | '
+             'mean training reward |', '|---|---|---|---|---|---|']
     for side, name in (('ours', 'nanoRL GRPO'), ('trl', 'TRL GRPOTrainer')):
         m = med[side]
-        lines.append(f"| {name} | {m['step_s']:.3f} | {n / m['step_s']:.0f} | {m['mean_reward']:.3f} |")
+        lines.append(f"| {name} | {m['step_s']:.3f} | {m['groups_drawn']:.1f} | "
+                     f"{m['groups_drawn'] * WORK['group_size'] / m['step_s']:.0f} | "
+                     f"{m['step_s'] / WORK['n_prompts']:.4f} | {m['mean_reward']:.3f} |")
     verdict = (f"TRL's seconds per step over ours, pair by pair: {', '.join(f'{r:.2f}' for r in ratios)} (median "
                f"**{statistics.median(ratios):.2f}**; above 1, ours is faster). ")
     if args.quick:     # 3 steps a side, warm-up included: a check that both sides run, not a comparison

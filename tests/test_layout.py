@@ -244,3 +244,26 @@ def test_the_ladder_quotes_its_result_files(tmp_path):
     row = '| 2 | GRPO | held-out accuracy up to {} (seed 0) | [10](nbs/10.ipynb) | [r.md](r.md) |'
     assert headline_drift(row.format('0.164'), tmp_path) == []
     assert headline_drift(row.format('0.199'), tmp_path) == ["rung 2: 0.199 is in none of ['r.md']"]
+
+def prose_drift(markdown: str, root: Path = ROOT) -> list[str]:
+    ("Each decimal figure of a paragraph or list item that cites a result file (`bench/results/...md`) and is not in "
+     "the files it cites.")
+    out = []
+    for part in re.split(r'\n\s*\n|\n(?=- )', markdown):
+        files = re.findall(r'bench/results/[\w/.-]+?\.md', part)
+        if not files: continue
+        text = ' '.join((root / f).read_text() for f in files if (root / f).exists())
+        out += [f"{n} is in none of {files}: {part[:80]!r}" for n in re.findall(r'(?<![\w.])\d+\.\d+(?![\w.])', part)
+                if n not in text]
+    return out
+
+def test_the_course_page_quotes_its_result_files(tmp_path):
+    "Chapter 00's figures of the long runs come from the result files it cites, so a re-measure cannot leave them stale."
+    nb = json.loads((ROOT / 'nbs/00_course.ipynb').read_text())
+    prose = '\n\n'.join(''.join(c['source']) for c in nb['cells'] if c['cell_type'] == 'markdown')
+    assert 'bench/results/' in prose and prose_drift(prose) == []
+    (tmp_path / 'bench/results').mkdir(parents=True)
+    (tmp_path / 'bench/results/r.md').write_text('trained for 5.2 (4.9 to 5.6) min\n')
+    assert prose_drift('- took 5.2 min (`bench/results/r.md`)', tmp_path) == []
+    assert prose_drift('- took 6.1 min (`bench/results/r.md`)\n- 7.5 s, elsewhere', tmp_path) == [
+        "6.1 is in none of ['bench/results/r.md']: '- took 6.1 min (`bench/results/r.md`)'"]
