@@ -258,7 +258,7 @@ def prose_drift(markdown: str, root: Path = ROOT) -> list[str]:
     return out
 
 def test_the_course_page_quotes_its_result_files(tmp_path):
-    "Chapter 00's figures of the long runs come from the result files it cites, so a re-measure cannot leave them stale."
+    "Chapter 00's figures come from the result files it cites, so a re-measure cannot leave them stale."
     nb = json.loads((ROOT / 'nbs/00_course.ipynb').read_text())
     prose = '\n\n'.join(''.join(c['source']) for c in nb['cells'] if c['cell_type'] == 'markdown')
     assert 'bench/results/' in prose and prose_drift(prose) == []
