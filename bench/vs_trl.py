@@ -153,8 +153,11 @@ def main():
     if args.quick:     # 3 steps a side, warm-up included: a check that both sides run, not a comparison
         verdict = ("Quick mode: each side ran end to end; times over 3 steps are mostly warm-up and compare nothing "
                    "(run without --quick for the comparison). ")
+    sys.path.insert(0, str(ROOT / 'bench'))
+    from seeds import machine
     text = ('\n'.join(lines) + f"\n\n{verdict}"
-            f"Medians of {args.pairs} alternating runs of {args.steps} steps each; produced by `{cmd}`.\n\n"
+            f"Medians of {args.pairs} alternating runs of {args.steps} steps each; produced by `{cmd}` on "
+            f"{time.strftime('%Y-%m-%d')}. Machine: {machine()}.\n\n"
             "Not matched:\n" + ''.join(f"- {u}\n" for u in UNMATCHED))
     Path(args.out + '.md').write_text(text)
     print(text)
