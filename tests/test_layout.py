@@ -267,3 +267,16 @@ def test_the_course_page_quotes_its_result_files(tmp_path):
     assert prose_drift('- took 5.2 min (`bench/results/r.md`)', tmp_path) == []
     assert prose_drift('- took 6.1 min (`bench/results/r.md`)\n- 7.5 s, elsewhere', tmp_path) == [
         "6.1 is in none of ['bench/results/r.md']: '- took 6.1 min (`bench/results/r.md`)'"]
+
+HISTORY = re.compile(r'\b(sittings?|worktrees?)\b', re.I)
+
+def test_prose_tells_results_not_their_history():
+    "No 'sittings' or 'worktrees' in the README or the chapters' prose: result files keep how and when they were made."
+    texts = {'README.md': (ROOT / 'README.md').read_text()}
+    for nb in sorted((ROOT / 'nbs').glob('*.ipynb')):
+        cells = json.loads(nb.read_text())['cells']
+        texts[nb.name] = '\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'markdown')
+    found = [f"{name}: ...{t[max(m.start() - 40, 0):m.end() + 20]}..." for name, t in texts.items()
+             for m in HISTORY.finditer(t)]
+    assert not found, '\n'.join(found)
+    assert HISTORY.search('in two earlier sittings') and not HISTORY.search('`cartpole_presets_sitting1.md`')
