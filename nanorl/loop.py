@@ -154,11 +154,11 @@ def draw(task, policy, cfg, seed: int, generator: torch.Generator) -> Batch:
     while sum(map(sum, lives)) < P and len(rounds) <= cfg.dynamic_sampling:
         rounds.append(task.rollout(policy, cfg, int(torch.randint(2 ** 31 - 1, (1,), generator=generator)), generator))
         lives.append(live(rounds[-1]))
-    order = [(i, g) for want in (True, False) for i, l in enumerate(lives) for g in range(P) if l[g] == want]
     stats = {k: sum(b.stats[k] for b in rounds) / len(rounds) for k in batch.stats}
     stats.update(groups_drawn=P * len(rounds), groups_dead=P * len(rounds) - sum(map(sum, lives)),
                  groups_dropped=P * (len(rounds) - 1))
     if len(rounds) == 1: return replace(batch, stats=stats)    # no dead group, or no round to replace them
+    order = [(i, g) for want in (True, False) for i, l in enumerate(lives) for g in range(P) if l[g] == want]
     return replace(cat_groups([pick_groups(rounds[i], torch.tensor([g])) for i, g in order[:P]]), stats=stats)
 
 # %% ../nbs/05c_train.ipynb #c16f6fee
