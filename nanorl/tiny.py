@@ -99,7 +99,10 @@ def recipe_key(task_name: str, seed: int, recipe: dict) -> str:
                           'threads': build_threads()}, sort_keys=True)
     return hashlib.sha256('\n'.join([*code, setting]).encode()).hexdigest()[:12]
 
-def build_threads() -> int: return max(1, min(2, os.cpu_count() or 1))
+def build_threads() -> int:
+    "Threads of a build: 2, or 1 where the process may use one CPU only (`taskset -c 0`, a container of one CPU)."
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
+    return max(1, min(2, cpus))
 
 def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: int | None = None,
                save_every: int = 100) -> Path:

@@ -5,13 +5,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 STEPS, EVERY = 30, 5           # a checkpoint at step 5, then 25 more steps in which to interrupt the build
 
-def default_sigint(): signal.signal(signal.SIGINT, signal.SIG_DFL)
+def one_cpu_and_default_sigint():
+    "One CPU, where a build runs on one thread, the only count on which PyTorch's CPU kernels repeat bit for bit."
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 def tiny(cache: Path, *args):
     "`python -m nanorl.tiny ARGS` with its own cache, and SIGINT raising KeyboardInterrupt in it as at a terminal."
     # a job that a shell started in the background (`cmd &`) has SIGINT ignored, and its children inherit that
     return subprocess.Popen([sys.executable, '-m', 'nanorl.tiny', *args], cwd=ROOT, text=True,
-                            env={**os.environ, 'NANORL_CACHE': str(cache)}, preexec_fn=default_sigint,
+                            env={**os.environ, 'NANORL_CACHE': str(cache)}, preexec_fn=one_cpu_and_default_sigint,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 def finish(p, timeout=300) -> tuple[int, str, str]:
