@@ -19,8 +19,9 @@ from .config import ConfigError, LoopConfig, check_choice, check_rules, knob
 # %% auto #0
 __all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'LM_EXTRA', 'LM_KNOBS', 'build_tokenizer', 'build_model', 'save_model',
            'ModelLoadError', 'hub_reachable', 'first_line', 'load_pretrained', 'stop_token_ids', 'checkpointing',
-           'HFPolicy', 'left_pad', 'positions', 'evaluating', 'cache_name', 'distinct_rows', 'cache_off', 'join',
-           'add_lora', 'weights_of', 'WeightsMismatch', 'check_weights', 'load_weights', 'LMConfig', 'check_device']
+           'HFPolicy', 'left_pad', 'positions', 'evaluating', 'cache_name', 'distinct_rows', 'Decoding', 'device_noise',
+           'cat_chunks', 'cache_off', 'join', 'add_lora', 'weights_of', 'WeightsMismatch', 'check_weights',
+           'load_weights', 'LMConfig', 'check_device']
 
 # %% ../nbs/06_model.ipynb #269b0322
 PAD, EOS = '<pad>', '<eos>'
@@ -207,38 +208,86 @@ def _prefill(self: HFPolicy, ids: Tensor, mask: Tensor, first: Tensor, rows: Ten
     cache.batch_select_indices(rows)      # each row's copy of its prompt's keys and values; gradients add up
     return key, cache, out.logits[:, -1][rows]
 
+@dataclass
+class Decoding:
+    ("A batch part-way through generation: the KV cache (the model output's field `key`), each row's next-token "
+     "logits, the attention mask over the cache's columns, and each row's next position.")
+    key: str
+    cache: object
+    logits: Tensor
+    attn: Tensor
+    nxt: Tensor
+
+    def select(self, rows: Tensor):
+        "Keep only `rows`, in this order, and their rows of the KV cache."
+        self.cache.batch_select_indices(rows)
+        self.logits, self.attn, self.nxt = self.logits[rows], self.attn[rows], self.nxt[rows]
+
+def device_noise(generator: torch.Generator | None, dev) -> torch.Generator | None:
+    "The generator of the sampling noise on `dev`: `generator` on its own device, else a new one seeded from it."
+    return generator if generator is None or generator.device == dev else \
+        torch.Generator(dev).manual_seed(int(torch.randint(2 ** 62, (1,), generator=generator)))
+
 @patch
 @torch.no_grad()
-def _generate_chunk(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, generator, greedy: bool):
-    dev = self.device
-    ids, attn = (t.to(dev) for t in left_pad(prompt_ids, self.pad_id))
-    B, stop = len(prompt_ids), torch.tensor(self.stop_ids, device=dev)
-    noise = generator if generator is None or generator.device == dev else \
-        torch.Generator(dev).manual_seed(int(torch.randint(2 ** 62, (1,), generator=generator)))
+def _start(self: HFPolicy, prompt_ids: list[list[int]]) -> Decoding:
+    "The prompts' forward pass, once per distinct prompt: a `Decoding` ready to sample each row's first token."
+    ids, attn = (t.to(self.device) for t in left_pad(prompt_ids, self.pad_id))
     with self.autocast(): key, cache, logits = self._prefill(ids, attn, *distinct_rows(torch.cat([ids, attn], 1)))
-    nxt = positions(attn)[:, -1] + 1
+    return Decoding(key, cache, logits, attn, positions(attn)[:, -1] + 1)
+
+@patch
+@torch.no_grad()
+def _extend(self: HFPolicy, d: Decoding, ids: Tensor, new: Tensor):
+    ("Feed `ids` `[B, K]` through the cache of `d`, where `new` is 1; the 0s are padding that the attention mask "
+     "hides and that takes no position. The logits become those after each row's last column.")
+    attn = torch.cat([d.attn, new], 1)
+    with self.autocast():
+        out = self.model(input_ids=ids, attention_mask=attn, position_ids=d.nxt[:, None] + new.cumsum(1) - 1,
+                         use_cache=True, **{d.key: d.cache})
+    d.cache, d.logits, d.attn, d.nxt = getattr(out, d.key), out.logits[:, -1], attn, d.nxt + new.sum(1)
+
+@patch
+@torch.no_grad()
+def _sample(self: HFPolicy, d: Decoding, max_new_tokens: int, noise, greedy: bool, keep_rows: bool = False) -> tuple:
+    ("Up to `max_new_tokens` tokens for every row of `d`: `tokens`, `logp`, `mask`, `truncated`. A row that emits a "
+     "stop token leaves the batch, or with `keep_rows` stays in it, fed padding, so that `d` can go on later.")
+    dev, B, stop = self.device, len(d.logits), torch.tensor(self.stop_ids, device=self.device)
     tokens = torch.full((B, max_new_tokens), self.pad_id, dtype=torch.long, device=dev)
     logp, mask = torch.zeros(B, max_new_tokens, device=dev), torch.zeros(B, max_new_tokens, device=dev)
     live = torch.arange(B, device=dev)            # the rows still generating
     for t in range(max_new_tokens):
-        logp_all = (logits.float() / self.temperature).log_softmax(-1)
+        logp_all = ((d.logits[live] if keep_rows else d.logits).float() / self.temperature).log_softmax(-1)
         # noise for every row of the chunk, so that a row's sample does not depend on which rows are done
         act = (logp_all if greedy else logp_all + gumbel((B, logp_all.shape[-1]), noise).to(dev)[live]).argmax(-1)
         tokens[live, t], logp[live, t], mask[live, t] = act, logp_all.gather(-1, act[:, None]).squeeze(-1), 1.
         going = ~torch.isin(act, stop)
         if t + 1 == max_new_tokens or not going.any(): break
+        if keep_rows:         # every row is fed; a row that is done gets padding
+            live, ids, new = live[going], torch.full((B, 1), self.pad_id, device=dev), torch.zeros_like(d.attn[:, :1])
+            ids[live], new[live] = act[going, None], 1
+            self._extend(d, ids, new)
+            continue
         if not going.all():   # rows that emitted a stop token leave the batch, their KV-cache rows with them
             keep = going.nonzero().squeeze(-1)
-            live, act, attn, nxt = live[keep], act[keep], attn[keep], nxt[keep]
-            cache.batch_select_indices(keep)
-        attn = torch.cat([attn, torch.ones(len(live), 1, dtype=attn.dtype, device=dev)], 1)
-        with self.autocast():
-            out = self.model(input_ids=act[:, None], attention_mask=attn, position_ids=nxt[:, None],
-                             use_cache=True, **{key: cache})
-        cache, logits, nxt = getattr(out, key), out.logits[:, -1], nxt + 1
+            live, act = live[keep], act[keep]
+            d.select(keep)
+        self._extend(d, act[:, None], torch.ones_like(act[:, None]))
     truncated = torch.zeros(B, dtype=torch.bool, device=dev)
     truncated[live[going]] = True
     return tuple(x[:, :t + 1].cpu() for x in (tokens, logp, mask)) + (truncated.cpu(),)
+
+@patch
+def _generate_chunk(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, generator, greedy: bool):
+    return self._sample(self._start(prompt_ids), max_new_tokens, device_noise(generator, self.device), greedy)
+
+def cat_chunks(chunks: list[tuple], pad_id: int) -> dict[str, Tensor]:
+    "The outputs of `_sample` for consecutive chunks of rows as one, padded to the longest."
+    T = max(c[0].shape[1] for c in chunks)
+    pad = lambda x, v: torch.nn.functional.pad(x, (0, T - x.shape[1]), value=v)
+    return {'tokens': torch.cat([pad(c[0], pad_id) for c in chunks]),
+            'logp': torch.cat([pad(c[1], 0.) for c in chunks]), 'mask': torch.cat([pad(c[2], 0.) for c in chunks]),
+            'truncated': torch.cat([c[3] for c in chunks])}
 
 @patch
 def generate(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, generator: torch.Generator | None = None,
@@ -246,13 +295,8 @@ def generate(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, g
     """Sample a completion per prompt, `batch_size` prompts at a time (0: all at once). Returns `tokens`, `logp`,
     `mask` (1 up to and including the stop token), all `[B, T]`, and `truncated` `[B]`."""
     with evaluating(self.model):
-        chunks = [self._generate_chunk(prompt_ids[s], max_new_tokens, generator, greedy)
-                  for s in micro_batches(len(prompt_ids), batch_size)]
-    T = max(c[0].shape[1] for c in chunks)
-    pad = lambda x, v: torch.nn.functional.pad(x, (0, T - x.shape[1]), value=v)
-    return {'tokens': torch.cat([pad(c[0], self.pad_id) for c in chunks]),
-            'logp': torch.cat([pad(c[1], 0.) for c in chunks]), 'mask': torch.cat([pad(c[2], 0.) for c in chunks]),
-            'truncated': torch.cat([c[3] for c in chunks])}
+        return cat_chunks([self._generate_chunk(prompt_ids[s], max_new_tokens, generator, greedy)
+                           for s in micro_batches(len(prompt_ids), batch_size)], self.pad_id)
 
 # %% ../nbs/06_model.ipynb #c6341df7
 @patch

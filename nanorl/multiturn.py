@@ -7,18 +7,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 import torch
-from .core import Batch, grouped
+from .core import Batch, grouped, micro_batches
 from .config import TASKS, ConfigError, check_rules, knob
-from .model import join
+from .model import HFPolicy, cat_chunks, device_noise, evaluating, join, left_pad
 from .tasks import CountdownTask, extract_answer, fisher_exact, safe_eval
 from .loop import objective_of
 from .lmtask import LanguageTask
 from .prefs import PrefConfig
 
 # %% auto #0
-__all__ = ['PLACEHOLDER', 'MULTITURN_PRESETS', 'render', 'between_turns', 'turn_end_id', 'reply_ids', 'Episode', 'run_episodes',
-           'to_batch', 'CountdownTurns', 'context_length', 'paired_p', 'MultiTurnTask', 'multi_turn_tasks',
-           'TurnConfig']
+__all__ = ['PLACEHOLDER', 'MULTITURN_PRESETS', 'render', 'between_turns', 'turn_end_id', 'reply_ids', 'Episode', 'Reread',
+           'KeepCache', 'run_episodes', 'to_batch', 'CountdownTurns', 'context_length', 'paired_p', 'MultiTurnTask',
+           'multi_turn_tasks', 'TurnConfig']
 
 # %% ../nbs/10b_multiturn.ipynb #3ab00282
 def render(tokenizer, messages: list[dict], add_generation_prompt: bool = False) -> str:
@@ -82,11 +82,48 @@ class Episode:
     def extend(self, ids: list[int], sampled: bool, logp: list[float] | None = None):
         self.ids += ids; self.sampled += [sampled] * len(ids); self.logp += logp or [0.0] * len(ids)
 
+# %% ../nbs/10b_multiturn.ipynb #cbe21e60
+class Reread:
+    "Turns the naive way: each one generates from the whole transcript, which the model reads again from its start."
+    def __init__(self, policy, n: int, generator=None, greedy: bool = False, batch_size: int = 0):
+        self.policy, self.kw = policy, dict(generator=generator, greedy=greedy, batch_size=batch_size)
+    def turn(self, contexts: list[list[int]], rows: list[int], max_len: int, last: bool = False) -> dict:
+        "The next turn of the episodes `rows` (in order), whose transcripts so far are `contexts` (every episode's)."
+        return self.policy.generate([contexts[i] for i in rows], max_len, **self.kw)
+
+class KeepCache:
+    ("Turns that keep each conversation's KV cache: a turn feeds only what the cache lacks (the last turn's final "
+     "token and the reply), then samples. Rows keep the chunks of `batch_size` they started in.")
+    def __init__(self, policy, n: int, generator=None, greedy: bool = False, batch_size: int = 0):
+        self.policy, self.generator, self.greedy = policy, generator, greedy
+        self.chunks = [{'rows': list(range(n))[s], 'd': None} for s in micro_batches(n, batch_size)]
+        self.fed = [0] * n      # tokens of each transcript in the cache
+    def turn(self, contexts: list[list[int]], rows: list[int], max_len: int, last: bool = False) -> dict:
+        pi, going, outs = self.policy, set(rows), []
+        with evaluating(pi.model):
+            for c in self.chunks:
+                if c['d'] is None: c['d'] = pi._start([contexts[i] for i in c['rows']])
+                else:
+                    if keep := [j for j, i in enumerate(c['rows']) if i in going]:
+                        c['d'].select(torch.tensor(keep, device=pi.device))
+                    c['rows'] = [c['rows'][j] for j in keep]
+                    if not keep: continue
+                    pi._extend(c['d'], *(t.to(pi.device) for t in left_pad([contexts[i][self.fed[i]:]
+                                                                             for i in c['rows']], pi.pad_id)))
+                outs.append(pi._sample(c['d'], max_len, device_noise(self.generator, pi.device), self.greedy,
+                                       keep_rows=not last))
+                for i, n in zip(c['rows'], outs[-1][2].sum(1).tolist()):
+                    self.fed[i] = len(contexts[i]) + int(n) - 1    # the turn's last token is sampled, not yet fed
+        return cat_chunks(outs, pi.pad_id)
+
+
 # %% ../nbs/10b_multiturn.ipynb #bac7e10a
 def run_episodes(policy, task, rows: list[dict], turns: int, max_len: int, max_context: int,
-                 generator: torch.Generator | None = None, greedy: bool = False, batch_size: int = 0) -> list[Episode]:
+                 generator: torch.Generator | None = None, greedy: bool = False, batch_size: int = 0,
+                 reread: bool = False) -> list[Episode]:
     ("Conversations of up to `turns` assistant turns of at most `max_len` tokens each; the task's `reply(completion, "
-     "answer)` is None when a turn is right (the episode ends) and the environment's message otherwise.")
+     "answer)` is None when a turn is right (the episode ends) and the environment's message otherwise. A model "
+     "keeps each conversation's KV cache between turns (`KeepCache`), unless `reread` (or a policy without one).")
     prompts = [task.build_prompt(r) for r in rows]
     eps = [Episode(p, task.answer(r), ids) for p, r, ids in zip(prompts, rows, policy.encode(prompts))]
     tok = policy.tokenizer
@@ -94,11 +131,13 @@ def run_episodes(policy, task, rows: list[dict], turns: int, max_len: int, max_c
         raise ValueError(f"a prompt of {longest} tokens and a turn of max_len={max_len} do not fit max_context="
                          f"{max_context}; raise max_context (at most the model's context) or lower max_len")
     end_id = turn_end_id(tok, prompts[0])
+    talk = (KeepCache if isinstance(policy, HFPolicy) and not reread else Reread)(policy, len(eps), generator, greedy,
+                                                                                  batch_size)
     for turn in range(turns):
-        live = [e for e in eps if not e.done]
-        if not live: break
-        out = policy.generate([e.prompt_ids + e.ids for e in live], max_len, generator=generator, greedy=greedy,
-                              batch_size=batch_size)
+        rows = [i for i, e in enumerate(eps) if not e.done]
+        if not rows: break
+        out = talk.turn([e.prompt_ids + e.ids for e in eps], rows, max_len, last=turn == turns - 1)
+        live = [eps[i] for i in rows]
         for e, text, ids, logp, mask, cut in zip(live, policy.decode(out), out['tokens'], out['logp'], out['mask'],
                                                  out['truncated'].tolist()):
             n = int(mask.sum())
@@ -165,6 +204,7 @@ def paired_p(gained: int, lost: int) -> float:
 class MultiTurnTask(LanguageTask):
     "A language task whose environment replies: conversations of up to `cfg.turns` assistant turns."
     multi_turn = True
+    reread = False      # True: each turn reads the whole transcript again (the naive way; a benchmark's baseline)
     def __init__(self, name: str, wrap):
         super().__init__(name)
         self.wrap, self.counts = wrap, None       # counts: the last evaluation's, from `turn_counts`
@@ -192,7 +232,7 @@ class MultiTurnTask(LanguageTask):
         return context_length(policy, cfg)
     def episodes(self, policy, cfg, rows, generator=None, greedy=False) -> list[Episode]:
         return run_episodes(policy, self.task, rows, cfg.turns, cfg.max_len, context_length(policy, cfg),
-                            generator, greedy, cfg.gen_batch_size)
+                            generator, greedy, cfg.gen_batch_size, self.reread)
     def rollout(self, policy, cfg, seed: int, generator) -> Batch:
         G = cfg.group_size
         rows = [r for r in self.task.sample_prompts(cfg.n_prompts, generator) for _ in range(G)]
