@@ -12,7 +12,7 @@ from .config import ConfigError
 
 # %% auto #0
 __all__ = ['CKPT', 'LOG_COLUMNS', 'save_checkpoint', 'load_checkpoint', 'CSVLog', 'read_log', 'smooth', 'plot_runs',
-           'time_breakdown', 'flow_diagram', 'loop_diagram', 'show_result']
+           'time_breakdown', 'flow_diagram', 'loop_diagram', 'show_result', 'result_tables', 'show_tables']
 
 # %% ../nbs/05b_runlog.ipynb #1d1e7e85
 CKPT = 'checkpoint.pt'
@@ -131,14 +131,14 @@ def loop_diagram(ax=None):
                         ax, gap=-5.0)     # the loop runs clockwise: labels to the left of each arrow sit outside
 
 # %% ../nbs/05b_runlog.ipynb #4ac1d7d9
-def show_result(path: str | os.PathLike):
-    ("The Markdown result file at `path` (relative to the notebook's folder): returned as Markdown under IPython, "
-     "which Jupyter shows as a table; printed as text elsewhere, returning None.")
+def _result_text(path: str | os.PathLike) -> str:
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"no result file {str(p)!r} in {os.getcwd()!r}: paths are relative to the notebook's "
                                 f"folder, e.g. '../bench/results/seeds.md'")
-    text = p.read_text().strip()
+    return p.read_text().strip()
+
+def _show_markdown(text: str):
     try: from IPython import get_ipython
     except ImportError: get_ipython = None   # no IPython installed: a plain interpreter
     if get_ipython is None or get_ipython() is None:
@@ -149,3 +149,21 @@ def show_result(path: str | os.PathLike):
     class Result(Markdown):
         def __repr__(self): return self.data   # text/plain: the text itself, for a terminal or a plain viewer
     return Result(text)
+
+def show_result(path: str | os.PathLike):
+    ("The Markdown result file at `path` (relative to the notebook's folder): returned as Markdown under IPython, "
+     "which Jupyter shows as a table; printed as text elsewhere, returning None.")
+    return _show_markdown(_result_text(path))
+
+# %% ../nbs/05b_runlog.ipynb #e2c00190
+def result_tables(text: str) -> str:
+    "The Markdown tables of `text`: its lines that start with `|`, a blank line between one table and the next."
+    tables, table = [], []
+    for line in text.splitlines() + ['']:
+        if line.startswith('|'): table.append(line)
+        elif table: tables.append('\n'.join(table)); table = []
+    return '\n\n'.join(tables)
+
+def show_tables(path: str | os.PathLike):
+    "Only the tables of the result file at `path` (relative to the notebook's folder), shown as `show_result` shows it."
+    return _show_markdown(result_tables(_result_text(path)))
