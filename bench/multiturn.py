@@ -30,6 +30,10 @@ def conversations(task, policy, cfg, informative: bool) -> list:
     eps = task.episodes(policy, cfg, task.task.eval_rows[:cfg.n_eval], greedy=True)
     return [(e.correct[0], e.correct[-1]) for e in eps]
 
+def in_cache(folder: str) -> str:
+    "A tiny model's folder as NANORL_CACHE/<name>: the cache it was built in, whatever its path on this machine."
+    return f"NANORL_CACHE/{Path(folder).name}"
+
 def changed(before: list, after: list) -> tuple[int, int]:
     "(gained, lost): problems right only in `after`, right only in `before`."
     return sum(a and not b for b, a in zip(before, after)), sum(b and not a for b, a in zip(before, after))
@@ -89,9 +93,9 @@ def main():
             f"Last-turn accuracy with the informative reply, start and final, against the run's own evaluations: "
             f"{'; '.join(agree)}.\n\n"
             f"Produced by `python bench/multiturn.py {' '.join(map(str, args.runs))}"
-            f"{' --models ' + ' '.join(args.models) if args.models else ''}` on {os.cpu_count()} "
-            f"cores, from runs kept by `python bench/lm_rung.py --config configs/countdown_multiturn_tiny_cpu.yaml "
-            f"--seed N --threads 1 --keep DIR`.\n")
+            f"{' --models ' + ' '.join(map(in_cache, args.models)) if args.models else ''}` on "
+            f"{os.cpu_count()} cores, from runs kept by `python bench/lm_rung.py --config "
+            f"configs/countdown_multiturn_tiny_cpu.yaml --seed N --keep DIR`, each seed in a cache of its own.\n")
     print(text)
     if not args.quick: (ROOT / 'bench/results/multiturn.md').write_text(text)
 

@@ -161,8 +161,7 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
     builds = [b for s in seeds if str(s) in book['seeds'] for bs in book['seeds'][str(s)]['build_s'].values()
               for b in (bs if isinstance(bs, list) else [bs])]
     machines = sorted({book['seeds'][str(s)]['machine'] for s in seeds if str(s) in book['seeds']})
-    made = sorted({f"{book['seeds'][str(s)].get('date', 'an unrecorded date')} at commit "
-                   f"{book['seeds'][str(s)].get('commit', 'unrecorded')}" for s in seeds if str(s) in book['seeds']})
+    made = sorted({book['seeds'][str(s)].get('date', 'an unrecorded date') for s in seeds if str(s) in book['seeds']})
     took = spread([b / 60 for b in builds], '{:.1f}') if builds else ''
     threads = sorted({book['seeds'][str(s)].get('train_threads') for s in seeds if str(s) in book['seeds']} - {None})
     flag = f" --threads {threads[0]}" if len(threads) == 1 else ''
@@ -176,7 +175,8 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
         f"verdict); Fisher's one-sided p of final > start; wall time of the training loop from the log; dead groups: "
         f"the share of sampled groups whose rewards were all equal; groups drawn per group trained on (above 1 with "
         f"dynamic sampling); minutes of training to the first evaluation with p < 0.01 against the start. "
-        f"{built}{trained}Machine: {'; '.join(machines) or machine()}. Measured {'; '.join(made)}. "
+        f"{built}{trained}Machine: {'; '.join(machines) or machine()}. Measured {'; '.join(made)} "
+        f"(each seed's commit: bench/results/seeds.json). "
         f"Produced by `python bench/seeds.py --seeds "
         f"{' '.join(map(str, seeds))}{flag} --runs {' '.join(ran) or ' '.join(runs)}`.\n")
     asyn = next((r for r in runs if r.startswith('async_rung:')), None)
