@@ -3,9 +3,8 @@
     python bench/seeds.py --runs lm_rung:configs/countdown_sft_tiny_cpu.yaml ...   # and _dpo_, _ipo_, _ppo_ (below)
     python bench/axis.py                                                     # -> bench/results/axis.md
     python bench/axis.py --quick        # CI: the same table from the committed logs, written to a temporary folder
-    python bench/axis.py --results bench/results/head24   # the table of the tiny model's first shape (heads of 24)
 
-Every row: held-out greedy accuracy on each seed's 256 problems at step 0 (the SFT warm-up alone: for one seed the
+Every row: held-out greedy accuracy on each seed's 1,024 problems at step 0 (the SFT warm-up alone: for one seed the
 same model in every row), at the end and at its peak, Fisher's one-sided p of end > start, and the training wall
 time in the log (from the loop's start; loading the model and building data are not in it); median and range over
 the seeds, and on how many seeds the final accuracy is above the start.
@@ -15,14 +14,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'bench'))
-from seeds import columns, reports
+from seeds import PRESET, columns, reports
 
 RUNS = [  # (algorithm, what it learns from, models in memory, the run's config)
     ('SFT', 'demonstrations (gold answers) of the RL prompts', '1', 'configs/countdown_sft_tiny_cpu.yaml'),
     ('DPO', "pairs of the model's own samples, ranked by the reward", '2 (policy, frozen reference)',
      'configs/countdown_dpo_tiny_cpu.yaml'),
     ('IPO', 'the same pairs', '2 (policy, frozen reference)', 'configs/countdown_ipo_tiny_cpu.yaml'),
-    ('GRPO', 'the reward, 8 samples per prompt', '1', 'configs/countdown_tiny_cpu.yaml'),
+    ('GRPO', 'the reward, 8 samples per prompt, dead groups redrawn (rung 2)', '1', PRESET),
     ('PPO', 'the reward and a learned value, 1 sample per prompt', '2 (policy, critic)',
      'configs/countdown_ppo_tiny_cpu.yaml'),
 ]
@@ -50,12 +49,13 @@ def main():
         up = sum(r['final'] > r['start'] for r in reps.values())
         lines.append(f"| {algo} | {signal} | {models} | {', '.join(map(str, reps))} | {columns(reps)} | "
                      f"{up} of {len(reps)} |")
-    runs = ' '.join(f'lm_rung:{c}' for *_, c in RUNS if 'countdown_tiny_cpu' not in c)
+    runs = ' '.join(f'lm_rung:{c}' for *_, c in RUNS if c != PRESET)
     text = "\n".join(lines) + (
         "\n\nMedian (min to max) over seeds. Each seed's runs start from the tiny model that seed builds from an empty "
         "cache, so the start is the same in every row of one seed. From `python bench/axis.py`, which reads the logs "
         f"that `python bench/seeds.py --seeds {' '.join(map(str, args.seeds))} --runs {runs}` (and, for GRPO, the "
-        f"rung 2 runs of `python bench/seeds.py`) keep in {args.results}/; every run used its config's 2 threads.\n")
+        f"rung 2 runs of `python bench/seeds.py`) keep in {args.results}/. SFT, DPO, IPO and PPO trained on their "
+        "configs' 2 threads while other runs shared the 2 cores; GRPO on 1 thread, two runs at a time (seeds.md).\n")
     (out / 'axis.md').write_text(text)
     print(text)
     if args.quick: print(f"(quick mode: written to {out / 'axis.md'})")
