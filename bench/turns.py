@@ -24,19 +24,19 @@ from nanorl.tiny import tiny_model
 from seeds import machine
 
 CONFIG = 'configs/countdown_multiturn_tiny_cpu.yaml'
-MODES = {'one turn': dict(turns=1), 'two turns, cache kept': dict(turns=2), 'two turns, reread': dict(turns=2)}
+MODES = {'one turn': (1, False), 'two turns, cache kept': (2, False), 'two turns, reread': (2, True)}  # turns, reread
 
-def make_run(model: str, overrides: dict, reread: bool, out: Path) -> Run:
+def make_run(model: str, turns: int, reread: bool, out: Path) -> Run:
     cfg = from_dict({**load_yaml(ROOT / CONFIG), 'model': model, 'eval_every': 10 ** 6, 'progress': False,
-                     'out_dir': str(out), **overrides})
+                     'out_dir': str(out), 'turns': turns})
     run = Run(cfg)
     run.task.reread = reread
     return run
 
 def round_of(model: str, steps: int, out: Path) -> dict:
     "One round: the three modes' runs, stepped in turn; per mode, the per-step timings of steps 3..N."
-    runs = {m: make_run(model, o, m.endswith('reread'), out / m.replace(' ', '_').replace(',', ''))
-            for m, o in MODES.items()}
+    runs = {m: make_run(model, turns, reread, out / m.replace(' ', '_').replace(',', ''))
+            for m, (turns, reread) in MODES.items()}
     seen = {m: [] for m in MODES}
     for step in range(steps):
         for m, run in runs.items():

@@ -116,7 +116,6 @@ class KeepCache:
                     self.fed[i] = len(contexts[i]) + int(n) - 1    # the turn's last token is sampled, not yet fed
         return cat_chunks(outs, pi.pad_id)
 
-
 # %% ../nbs/10b_multiturn.ipynb #bac7e10a
 def run_episodes(policy, task, rows: list[dict], turns: int, max_len: int, max_context: int,
                  generator: torch.Generator | None = None, greedy: bool = False, batch_size: int = 0,

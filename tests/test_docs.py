@@ -58,13 +58,8 @@ def markdown_rows(text: str) -> list[list[str]]:
 def results_shown(nb: Path) -> list[str]:
     ("The result files a notebook's `show_result('PATH')` and `show_tables('PATH')` cells show, PATH relative to the "
      "notebook.")
-    return [p for c in json.loads(nb.read_text())['cells']
-            if (p := result_path(''.join(c['source'])) or tables_path(''.join(c['source'])))]
-
-def tables_path(src: str) -> str | None:
-    "The PATH of a code cell whose code is `show_tables('PATH')` (directive lines aside), else None."
-    code = '\n'.join(l for l in src.splitlines() if not l.startswith('#|')).strip()
-    return m.group(1) if (m := re.fullmatch(r"show_tables\('([^']+)'\)", code)) else None
+    return [p for c in json.loads(nb.read_text())['cells'] for src in [''.join(c['source'])]
+            if (p := result_path(src) or result_path(src, 'show_tables'))]
 
 @pytest.fixture(scope='module')
 def built(tmp_path_factory) -> tuple[Path, list]:

@@ -16,13 +16,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 NB, README = ROOT / 'nbs/index.ipynb', ROOT / 'README.md'
 
-def result_path(src: str) -> str | None:
-    "The PATH of a code cell whose only statement is `show_result('PATH')` (directive lines aside), else None."
+def result_path(src: str, name: str = 'show_result') -> str | None:
+    "The PATH of a code cell whose only statement is `name('PATH')` (`show_result` by default; directive lines aside)."
     try: body = ast.parse('\n'.join(l for l in src.splitlines() if not l.startswith('#|'))).body
     except SyntaxError: return None
     if len(body) != 1 or not isinstance(body[0], ast.Expr): return None
     call = body[0].value
-    if not isinstance(call, ast.Call) or getattr(call.func, 'id', '') != 'show_result': return None
+    if not isinstance(call, ast.Call) or getattr(call.func, 'id', '') != name: return None
     if call.keywords or len(call.args) != 1: return None
     arg = call.args[0]
     return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
