@@ -47,8 +47,14 @@ def machine() -> str:
     return (f"{name}, {os.cpu_count()} cores ({has}); torch {torch.__version__} "
             f"kernels {torch.backends.cpu.get_cpu_capability()}")
 
+def commit() -> str:
+    "The checkout's short commit hash ('unknown' outside git)."
+    out = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True, text=True).stdout
+    return out.strip() or 'unknown'
+
 def spread(xs: list, fmt: str = '{:.3f}') -> str:
-    "Median and range: '0.074 (0.055 to 0.098)'; infinity reads 'never'."
+    "Median and range: '0.074 (0.055 to 0.098)'; infinity reads 'never', and values never logged 'not logged'."
+    if xs and all(math.isnan(x) for x in xs): return 'not logged'       # an async trainer logs no draws
     xs, f = sorted(xs), lambda x: 'never' if x == math.inf else fmt.format(x)
     return f(statistics.median(xs)) if len(xs) == 1 else f"{f(statistics.median(xs))} ({f(xs[0])} to {f(xs[-1])})"
 
@@ -76,9 +82,8 @@ def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int |
     for task, t in builds.items():   # one list per task: every sitting's build from an empty cache is kept
         old = kept['build_s'].get(task, [])
         kept['build_s'][task] = (old if isinstance(old, list) else [old]) + [t]
-    commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True, text=True).stdout
     kept.update(machine=machine(), cache='empty at the start of every sitting', date=time.strftime('%Y-%m-%d'),
-                commit=commit.strip() or 'unknown')
+                commit=commit())
     if threads: kept['train_threads'] = threads
     book_path.write_text(json.dumps(book, indent=1) + '\n')
     for r in runs:

@@ -33,6 +33,8 @@ from nanorl.train import TASKS, Config, build, read_log
 from nanorl.model import weights_of
 from nanorl.serve import Client, TrainerSource
 from nanorl.wire import batch_tensors, pack, unpack
+sys.path.insert(0, str(ROOT / 'bench'))
+from seeds import commit, machine
 
 RESULTS = ROOT / 'bench/results'
 ROWS = []
@@ -282,7 +284,10 @@ def main():
            + (' --quick' if args.quick else ''))
     (results / f'transport{suffix}.md').write_text('\n\n'.join(sections)
                                                    + f"\n\nMedians of {args.reps} repetitions (CartPole: seeds "
-                                                     f"{args.seeds}) on a shared 2-core x86 machine, loopback; "
+                                                     f"{args.seeds}), loopback, on {machine()}; "
+                                                     f"{torch.get_num_threads()} torch threads here, the runs' "
+                                                     f"`threads` from their configs. Measured "
+                                                     f"{time.strftime('%Y-%m-%d')} at commit {commit()}; "
                                                      f"produced by `{cmd}`.\n")
     print((results / f'transport{suffix}.md').read_text())
     if args.quick: print(f"(quick mode: results in {results})")

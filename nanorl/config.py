@@ -4,20 +4,23 @@
 
 # %% ../nbs/05a_config.ipynb #c6f0d7cc
 from __future__ import annotations
-import math, os, typing
+import functools, math, os, re, typing
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 import torch
 import yaml
 from torch import Tensor
+import gymnasium as gym
+import numpy as np
 from .core import AGG_MODES, Batch, did_you_mean
 from .algos import ESTIMATORS, NEEDS_CRITIC, NEEDS_GROUPS, check_group_size
 from .loss import KL_ESTIMATORS
 from .control import Critic, MLPPolicy, evaluate, make_envs, rollout
 
 # %% auto #0
-__all__ = ['TASKS', 'KEY_ALIASES', 'OBJECTIVES', 'LOOP_RULES', 'Policy', 'Task', 'ControlTask', 'ConfigError', 'knob', 'coerce',
-           'check_choice', 'check_rules', 'Knobs', 'load_yaml', 'to_yaml', 'write_presets', 'LoopConfig']
+__all__ = ['TASKS', 'KEY_ALIASES', 'GYM_ID', 'OBJECTIVES', 'LOOP_RULES', 'Policy', 'Task', 'ControlTask', 'TaskRegistry',
+           'ConfigError', 'knob', 'coerce', 'check_choice', 'check_rules', 'Knobs', 'load_yaml', 'to_yaml',
+           'write_presets', 'gym_task', 'LoopConfig']
 
 # %% ../nbs/05a_config.ipynb #b1c2d3e5
 class Policy(typing.Protocol):
@@ -59,7 +62,8 @@ class ControlTask:
     def summary(self, log: dict, cfg) -> str:
         "The last greedy evaluation, and whether it solved the task."
         step, last = [(s, v) for s, v in zip(log['step'], log['eval_return']) if not math.isnan(v)][-1]
-        verdict = 'solved' if last >= self.solved_at else f'not solved: {self.solved_at:g} needed'
+        verdict = ('no solved threshold' if self.solved_at is None else 'solved' if last >= self.solved_at
+                   else f'not solved: {self.solved_at:g} needed')
         return f"greedy return {last:.1f} at step {int(step)} ({verdict})"
     def value_range(self) -> dict[str, tuple[float, float]]:
         "The range of each value in a real batch: one step's reward, and every coordinate of an observation."
@@ -67,8 +71,23 @@ class ControlTask:
                 'last_obs': (-self.obs_bound, self.obs_bound)}
     def close(self): self.envs.close()
 
+class TaskRegistry(dict):
+    ("Task makers by name. A name without an entry goes to each of `resolvers` in turn (a gymnasium id, below; a "
+     "task of your own, chapter 08a), which returns a maker, or None for a name not of its kind.")
+    def __init__(self, *args, **kw): super().__init__(*args, **kw); self.resolvers = []
+    def maker(self, name):
+        "The function that makes task `name`, or None."
+        if not isinstance(name, str): return None
+        if dict.__contains__(self, name): return dict.__getitem__(self, name)
+        return next((make for resolve in self.resolvers if (make := resolve(name)) is not None), None)
+    def __contains__(self, name) -> bool: return self.maker(name) is not None
+    def __missing__(self, name):
+        if (make := self.maker(name)) is None: raise KeyError(name)
+        return make
+
 # CartPole pays 1 per step; its cart stays within 2.4 of the centre and no velocity comes near 100
-TASKS = {'cartpole': lambda: ControlTask('CartPole-v1', solved_at=475.0, reward_range=(0.0, 1.0), obs_bound=100.0)}
+TASKS = TaskRegistry(cartpole=lambda: ControlTask('CartPole-v1', solved_at=475.0, reward_range=(0.0, 1.0),
+                                                  obs_bound=100.0))
 
 # %% ../nbs/05a_config.ipynb #7ad5188c
 class ConfigError(ValueError):
@@ -169,6 +188,35 @@ def write_presets(cls: type, presets: dict, out_dir: str | os.PathLike = 'config
         paths.append(p)
     return paths
 
+# %% ../nbs/05a_config.ipynb #c6b39e63
+GYM_ID = re.compile(r'(?:[\w.-]+/)?[\w.-]+-v\d+')   # gymnasium's spelling: [namespace/]name-vN
+
+@functools.cache
+def gym_task(name: str):
+    ("The maker of a `ControlTask` for the gymnasium id `name` (discrete actions, flat observations), solved at "
+     "the id's registered reward threshold; None for a name that is not spelt like an id.")
+    if not GYM_ID.fullmatch(name): return None
+    if name not in gym.registry:
+        raise ConfigError(f"gymnasium has no environment {name!r};{did_you_mean(name, gym.registry)} "
+                          f"gymnasium.pprint_registry() lists the ids")
+    try: env = gym.make(name)
+    except gym.error.DependencyNotInstalled as e:
+        raise ConfigError(f"{name} needs a package that is not installed: {e}") from None
+    actions, obs, spec = env.action_space, env.observation_space, env.spec
+    env.close()
+    if not isinstance(actions, gym.spaces.Discrete):
+        raise ConfigError(f"{name} has {type(actions).__name__} actions, and the policy (chapter 04) picks one of n "
+                          f"discrete actions; choose an environment with Discrete actions, such as Acrobot-v1")
+    if not isinstance(obs, gym.spaces.Box) or len(obs.shape) != 1:
+        raise ConfigError(f"{name} observes {obs}, and the policy (chapter 04) reads a flat vector of numbers; "
+                          f"choose an environment with a one-dimensional Box observation, such as Acrobot-v1")
+    high = float(np.abs(np.concatenate([obs.low, obs.high])).max())
+    threshold = spec.reward_threshold
+    return lambda: ControlTask(name, solved_at=None if threshold is None else float(threshold),
+                               obs_bound=high if high < 1e6 else 1e6)   # an unbounded space: a generous bound
+
+TASKS.resolvers.append(gym_task)
+
 # %% ../nbs/05a_config.ipynb #2b3437ae
 OBJECTIVES = {}   # algo -> Objective, for algos that are not advantage estimators (chapter 09 adds sft, dpo, ipo)
 
@@ -177,7 +225,8 @@ class LoopConfig(Knobs):
     "The loop's knobs: what to train, on what, how much, and how the update is computed."
     algo: str = knob('reinforce', f"advantage estimator, one of {sorted(ESTIMATORS)}, "
                                   f"or an objective of chapter 09 (sft, dpo, ipo)")
-    task: str = knob('cartpole', "what to train on: cartpole, or a language task")
+    task: str = knob('cartpole', "what to train on: cartpole, any gymnasium id with discrete actions "
+                                        "(Acrobot-v1), or a language task")
     name: str = knob('', "run name; the run writes to out_dir/name; '' = <task>_<algo>")
     out_dir: str = knob('runs', "where run directories go")
     overwrite: bool = knob(False, "replace the run already in out_dir/name (otherwise a new run there is refused)")
@@ -221,7 +270,7 @@ class LoopConfig(Knobs):
 
     def check(self):
         super().check()
-        if not self.name: self.name = f"{self.task}_{self.algo}"
+        if not self.name: self.name = re.sub(r'[^\w.-]+', '-', self.task) + f"_{self.algo}"   # module:fn, ns/id
         check_choice('algo', self.algo, [*ESTIMATORS, *OBJECTIVES])
         check_choice('task', self.task, TASKS, more=" (the language tasks are registered by nanorl.lmtask, chapter "
                      "08a)" if self.task in ('countdown', 'gsm8k') else '')

@@ -4,27 +4,32 @@
 
 # %% ../nbs/08a_lmtask.ipynb #3d4eb5d0
 from __future__ import annotations
-import math, typing
+import inspect, math, typing
+from dataclasses import dataclass
+from pathlib import Path
 import torch
 from .core import Batch, grouped
-from .config import TASKS, ConfigError
-from .model import HFPolicy, ModelLoadError, check_device, join, positions
-from .tasks import TASK_BUILDERS, fisher_exact, heldout_accuracy, make_language_task
+from .algos import ESTIMATORS
+from .config import TASKS, ConfigError, check_rules, knob
+from .model import HFPolicy, LMConfig, ModelLoadError, check_device, join, positions
+from .tasks import (FUNCTION_SPEC, TASK_BUILDERS, LLMTask, data_task, fisher_exact, heldout_accuracy,
+                          load_function, make_language_task)
 from .tiny import rl_rows, tiny_model
 
 # %% auto #0
-__all__ = ['LanguageTask', 'rung_report', 'LMCritic']
+__all__ = ['LanguageTask', 'rung_report', 'LMCritic', 'file_task', 'builder_task', 'TaskConfig']
 
 # %% ../nbs/08a_lmtask.ipynb #936efac2
 class LanguageTask:
-    "A chapter 07 task as the loop sees it: setup, rollout, evaluate, summary, close."
+    ("A chapter 07 task as the loop sees it: setup, rollout, evaluate, summary, close. `build(cfg)` makes the "
+     "chapter 07 task; by default, the shipped task `name`.")
     kind: typing.ClassVar[str] = 'language'
     solved_at = None
-    def __init__(self, name: str): self.name = name
+    def __init__(self, name: str, build=None): self.name, self.build = name, build
 
     def setup(self, cfg):
-        try: self.task = make_language_task(self.name, cfg.seed, **({'closeness': cfg.closeness} if cfg.closeness
-                                                                      else {}))
+        try: self.task = self.build(cfg) if self.build else make_language_task(
+            self.name, cfg.seed, **({'closeness': cfg.closeness} if cfg.closeness else {}))
         except ValueError as e: raise ConfigError(str(e)) from None
         if cfg.n_eval > len(self.task.eval_rows):
             raise ConfigError(f"n_eval is {cfg.n_eval} but {self.name} holds out {len(self.task.eval_rows)} rows; "
@@ -55,9 +60,10 @@ class LanguageTask:
         prompt_ids = [ids for ids in policy.encode(prompts) for _ in range(G)]
         out = policy.generate(prompt_ids, cfg.max_len, generator=generator, batch_size=cfg.gen_batch_size)
         texts = policy.decode(out)
+        asked = [prompts[i // G] for i in range(P * G)]
         answers = [self.task.answer(rows[i // G]) for i in range(P * G)]
-        scores = torch.tensor([self.task.reward(prompts[i // G], texts[i], answers[i]) for i in range(P * G)])
-        correct = sum(map(self.task.is_correct, texts, answers)) / (P * G)   # what the held-out metric counts
+        scores = torch.tensor(list(map(self.task.reward, asked, texts, answers)))
+        correct = sum(map(self.task.correct, asked, texts, answers)) / (P * G)   # what the held-out metric counts
         reward = torch.zeros_like(out['logp'])
         reward[torch.arange(P * G), out['mask'].sum(-1).long() - 1] = scores
         obs, obs_mask = join(prompt_ids, out, policy.pad_id)
@@ -78,8 +84,8 @@ class LanguageTask:
         return correct / n
     def close(self): pass
     def value_range(self) -> dict[str, tuple[float, float]]:
-        "A completion's reward is a weighted sum of rewards in [0, 1]: at most the sum of the weights in size."
-        w = sum(abs(weight) for _, weight in self.task.reward_fns)
+        "A completion's reward is at most the task's `reward_bound` (chapter 07) in size."
+        w = self.task.reward_bound()
         return {'reward': (-w, w)}
     def summary(self, log: dict, cfg) -> str:
         "Held-out accuracy at the start, at its peak and at the end, with Fisher's p of the end against the start."
@@ -121,3 +127,61 @@ class LMCritic(torch.nn.Module):
         hidden = self.body(input_ids=obs.to(dev), attention_mask=mask, position_ids=positions(mask),
                            use_cache=False).last_hidden_state
         return self.head(hidden[:, -T - 1:-1]).squeeze(-1).float().to(obs.device)
+
+# %% ../nbs/08a_lmtask.ipynb #8b805c8b
+def file_task(cfg) -> LLMTask:
+    "Task data: the rows of `cfg.data`, the prompt of `cfg.prompt_template`, scored by `cfg.reward` (chapter 07)."
+    prompt = cfg.prompt_template.replace('\\n', '\n')     # a newline as typed on a command line
+    return data_task(cfg.data, cfg.reward, prompt, cfg.heldout or cfg.n_eval, cfg.seed)
+
+TASKS['data'] = lambda: LanguageTask('data', file_task)
+
+def builder_task(name: str):
+    "The maker of the task your function `module:builder` returns (given `seed`); None for other names."
+    if not FUNCTION_SPEC.fullmatch(name): return None
+    try: builder = load_function(name, 'task')
+    except ValueError as e: raise ConfigError(str(e)) from None
+    def build(cfg) -> LLMTask:
+        try: task = builder(seed=cfg.seed) if 'seed' in inspect.signature(builder).parameters else builder()
+        except Exception as e: raise ValueError(f"task {name} raised {type(e).__name__}: {e}") from None
+        if not isinstance(task, LLMTask):
+            raise ValueError(f"task {name} returned {type(task).__name__}, not an LLMTask; return a chapter 07 task, "
+                             f"such as data_task(...) or an instance of your LLMTask subclass")
+        return task
+    return lambda: LanguageTask(name, build)
+
+TASKS.resolvers.append(builder_task)
+
+# %% ../nbs/08a_lmtask.ipynb #666b4a01
+@dataclass
+class TaskConfig(LMConfig):
+    "Knobs of a language task of your own: task data (a file, a reward, a prompt) or task module:builder."
+    data: str = knob('', "rows (JSONL, CSV, Parquet, or a hub id): with an RL algo, your prompts and their answers "
+                         "(task data); with sft, dpo or ipo, demonstrations or preference pairs (chapter 09)")
+    reward: str = knob('', "task data: your reward, module:function taking (prompt, completion, answer) -> float")
+    prompt_template: str = knob('{prompt}\\n', "task data: the prompt, a template over the row's columns (\\n: a "
+                                                "newline) or module:function of the row")
+    heldout: int = knob(0, "task data: distinct prompts held out for evaluation, drawn with the seed; 0 = n_eval")
+
+    def check(self):
+        if self.data and self.task == 'cartpole' and self.algo in ESTIMATORS: self.task = 'data'  # --data names it
+        if self.task == 'data' and self.data and not self.name: self.name = f"{Path(self.data).stem}_{self.algo}"
+        super().check()
+        check_rules(self, [('heldout', lambda v: v >= 0, "0 (n_eval) or positive")])
+        if self.task == 'data' and not self.data:
+            raise ConfigError("task data trains on your prompts: pass --data rows.jsonl, one prompt and its answer "
+                              "per row")
+        if self.task == 'data' and not self.reward:
+            raise ConfigError("task data needs your reward: pass --reward module:function, a function (prompt, "
+                              "completion, answer) -> float")
+        if (self.task == 'data' or FUNCTION_SPEC.fullmatch(self.task)) and self.model == 'tiny':
+            raise ConfigError(f"model tiny is built for the shipped tasks ({', '.join(TASK_BUILDERS)}); a task of "
+                              f"your own needs --model: a hub id or a model folder, such as the tiny Countdown "
+                              f"model's, which `python -m nanorl.tiny countdown` prints")
+        if self.task == 'data': return
+        for k in ('reward', 'prompt_template', 'heldout'):
+            if getattr(self, k) != TaskConfig.__dataclass_fields__[k].default:
+                raise ConfigError(f"{k} is for task data (your prompts in --data), not for {self.task}; drop it")
+        if self.data and self.algo in ESTIMATORS:
+            raise ConfigError(f"with an RL algo, --data holds the prompts of your own task; drop --task {self.task} "
+                              f"to train on {self.data}, or drop --data")

@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from .core import Batch, grouped, masked_sum
 from .config import OBJECTIVES, ConfigError, check_rules, knob
 from .loop import RL, Objective, Prepared, score_all
-from .model import LMConfig
 from .tasks import cache_dir
 from .tiny import encode_pairs, gold_completion, sft_loss
-from .lmtask import LanguageTask   # the language tasks these objectives train on, registered in TASKS
+from .lmtask import LanguageTask, TaskConfig   # the language tasks these objectives train on, in TASKS
 
 # %% auto #0
 __all__ = ['FIELDS', 'SFT', 'PREF_PRESETS', 'check_row', 'read_jsonl', 'write_jsonl', 'text_batch', 'sample_rows', 'sft_sample',
@@ -198,9 +197,8 @@ def load_data(task, policy, cfg) -> list[dict]:
 
 # %% ../nbs/09_prefs.ipynb #9f000002
 @dataclass
-class PrefConfig(LMConfig):
-    "The preference losses' knobs (chapter 09)."
-    data: str = knob('', "sft/dpo/ipo: JSONL of {prompt, completion} or {prompt, chosen, rejected}; '' = build one")
+class PrefConfig(TaskConfig):
+    "The preference losses' knobs (chapter 09); their JSONL rows come from `data` ('' = build them)."
     beta: float = knob(0.1, "dpo/ipo: strength of the implicit KL to the frozen reference")
 
     def check(self):
@@ -210,12 +208,9 @@ class PrefConfig(LMConfig):
         if text and self.task_kind != 'language':
             raise ConfigError(f"{self.algo} learns from text (a JSONL of demonstrations or preferences), not from "
                               f"{self.task}; set task to a language task such as countdown, or choose an RL algo")
-        if self.data and not Path(self.data).is_file():
+        if text and self.data and not Path(self.data).is_file():
             raise ConfigError(f"data file {self.data!r} does not exist; pass --data FILE.jsonl, or leave data empty "
                               f"to build one from the task")
-        if self.data and not text:
-            raise ConfigError(f"data is read by sft, dpo and ipo, not by {self.algo}, which samples its own batches; "
-                              f"drop --data, or choose one of {list(FIELDS)}")
         if text and self.minibatches > self.n_prompts:
             raise ConfigError(f"minibatches ({self.minibatches}) exceeds the {self.n_prompts} rows a step trains on; "
                               f"lower minibatches or raise n_prompts")

@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_tasks.ipynb #2e567017
 from __future__ import annotations
-import hashlib, inspect, json, math, operator, os, random, re, socket, warnings
+import hashlib, importlib, inspect, json, math, numbers, operator, os, random, re, socket, warnings
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
@@ -16,14 +16,17 @@ from .core import did_you_mean
 
 # %% auto #0
 __all__ = ['RewardFn', 'ANSWER_OPEN', 'ANSWER_CLOSE', 'MAX_EXPR_LEN', 'MAX_DEPTH', 'GSM8K_TEMPLATES', 'GSM8K_MINI', 'GSM8K_HUB',
-           'TASK_BUILDERS', 'TASK_SIZES', 'LLMTask', 'extract_answer', 'format_reward', 'safe_eval',
-           'make_countdown_rows', 'countdown_answer_reward', 'countdown_closeness_reward', 'CountdownTask', 'cache_dir',
-           'countdown_rows', 'countdown_task', 'parse_number', 'gsm8k_answer_reward', 'write_gsm8k_mini', 'load_gsm8k',
-           'GSM8KTask', 'gsm8k_task', 'make_task', 'make_language_task', 'heldout_accuracy', 'pass_at_k',
-           'fisher_exact']
+           'TASK_BUILDERS', 'TASK_SIZES', 'FUNCTION_SPEC', 'DATA_FORMATS', 'RewardError', 'LLMTask', 'extract_answer',
+           'format_reward', 'safe_eval', 'make_countdown_rows', 'countdown_answer_reward', 'countdown_closeness_reward',
+           'CountdownTask', 'cache_dir', 'countdown_rows', 'countdown_task', 'parse_number', 'gsm8k_answer_reward',
+           'write_gsm8k_mini', 'load_gsm8k', 'GSM8KTask', 'gsm8k_task', 'make_task', 'make_language_task',
+           'load_function', 'load_rows', 'FileTask', 'data_task', 'heldout_accuracy', 'pass_at_k', 'fisher_exact']
 
 # %% ../nbs/07_tasks.ipynb #55f70097
 RewardFn = Callable[[str, str, object], float]   # fn(prompt, completion, answer) -> float; must never raise
+
+class RewardError(ValueError):
+    "A reward function raised, or returned something other than a finite number."
 
 class LLMTask:
     "Rows of a language task with its prompt format, its reward functions and its accuracy criterion."
@@ -49,20 +52,28 @@ class LLMTask:
     def is_correct(self, completion: str, answer) -> bool:
         "The accuracy criterion."
         raise NotImplementedError(f"{type(self).__name__} must define is_correct(completion, answer) -> bool")
+    def correct(self, prompt: str, completion: str, answer) -> bool:
+        "What the held-out metric counts: `is_correct`, unless a task's criterion also reads the prompt."
+        return self.is_correct(completion, answer)
     def demonstration(self, row: dict) -> str:
         "A completion that earns the full reward, for a supervised warm-up: the answer inside the answer tag."
         return f"<answer>{self.answer(row)}</answer>"
 
     def reward(self, prompt: str, completion: str, answer) -> float:
-        "Weighted sum of the reward functions."
+        "Weighted sum of the reward functions; a `RewardError` names the function, the prompt and what went wrong."
         total = 0.0
         for fn, w in self.reward_fns:
-            r = fn(prompt, completion, answer)
-            if not isinstance(r, (int, float)) or not math.isfinite(r):
-                raise ValueError(f"reward function {getattr(fn, '__name__', fn)} returned {r!r}; "
-                                 f"it must return a finite float")
-            total += w * r
+            where = lambda: (f"reward function {getattr(fn, '__name__', fn)} on prompt {str(prompt)[:80]!r}, "
+                             f"completion {str(completion)[:80]!r}")
+            try: r = fn(prompt, completion, answer)
+            except Exception as e: raise RewardError(f"{where()} raised {type(e).__name__}: {e}") from e
+            if not isinstance(r, numbers.Real) or not math.isfinite(r):
+                raise RewardError(f"{where()} returned {r!r}; a reward must return a finite number")
+            total += w * float(r)
         return total
+    def reward_bound(self) -> float:
+        "The largest |reward| a completion can earn: the sum of the weights, each reward function giving 0 to 1."
+        return sum(abs(w) for _, w in self.reward_fns)
 
     @staticmethod
     def shard(rows: list, rank: int, world_size: int) -> list:
@@ -396,14 +407,126 @@ def make_language_task(name: str, seed: int = 0, **shaping) -> LLMTask:
         raise ValueError(f"task {name} has no {bad[0]} reward (countdown has closeness); set it to 0 for {name}")
     return make_task(name, seed=seed, **TASK_SIZES[name], **shaping)
 
+# %% ../nbs/07_tasks.ipynb #7322632d
+FUNCTION_SPEC = re.compile(r'[A-Za-z_][\w.]*:[A-Za-z_]\w*')   # module:function, such as my_rewards:exact_match
+
+def load_function(spec: str, what: str = 'function') -> Callable:
+    ("The function `module:function` names, imported as Python imports (under `python -m` the current directory "
+     "first, then PYTHONPATH); a ValueError says which part is missing.")
+    if not isinstance(spec, str) or not FUNCTION_SPEC.fullmatch(spec):
+        raise ValueError(f"{what} {spec!r} must be written module:function, such as my_rewards:exact_match")
+    module_name, name = spec.split(':')
+    try: module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name and not module_name.startswith(e.name): raise ValueError(f"{what} {spec}: {e}") from None
+        raise ValueError(f"{what} {spec}: there is no module {module_name}; put {module_name.replace('.', '/')}.py in "
+                         f"the current directory or in a folder on PYTHONPATH") from None
+    except Exception as e:
+        raise ValueError(f"{what} {spec}: importing {module_name} raised {type(e).__name__}: {e}") from None
+    fn = getattr(module, name, None)
+    if fn is None:
+        names = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith('_'))
+        raise ValueError(f"{what} {spec}: {module_name} has no {name!r};{did_you_mean(name, names)} "
+                         f"its functions: {', '.join(names)[:200]}")
+    if not callable(fn): raise ValueError(f"{what} {spec} is a {type(fn).__name__}, not a function")
+    return fn
+
+# %% ../nbs/07_tasks.ipynb #0b0e805a
+DATA_FORMATS = {'.jsonl': 'json', '.json': 'json', '.csv': 'csv', '.parquet': 'parquet'}
+
+def _read_rows(source: str) -> list[dict]:
+    import datasets
+    path = Path(source)
+    if path.suffix in DATA_FORMATS or path.exists():
+        if not path.is_file(): raise ValueError(f"data file {source!r} does not exist")
+        if path.suffix not in DATA_FORMATS:
+            raise ValueError(f"data file {source!r}: nanorl reads {', '.join(DATA_FORMATS)} files; convert it to JSONL")
+        if path.stat().st_size == 0: raise ValueError(f"data file {source!r} is empty; it needs one row per prompt")
+        try: return datasets.load_dataset(DATA_FORMATS[path.suffix], data_files=str(path), split='train').to_list()
+        except Exception as e:
+            why = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+            raise ValueError(f"data file {source!r} cannot be read as {path.suffix[1:]}: {why}") from None
+    if not _hub_reachable():
+        raise ValueError(f"data {source!r} is not a file here, and the hub is unreachable to look for a dataset of "
+                         f"that name; pass a .jsonl, .csv or .parquet file")
+    try: return datasets.load_dataset(source, split='train').to_list()
+    except Exception as e:
+        raise ValueError(f"data {source!r}: not a file here, and loading it from the hub failed "
+                         f"({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''})") from None
+
+def load_rows(source: str) -> list[dict]:
+    "The rows of a JSONL, JSON, CSV or Parquet file, read with `datasets`, or of a hub dataset's train split."
+    import datasets
+    quiet = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()          # a small file needs no bar, and an error stays one line
+    try: rows = _read_rows(source)
+    finally:
+        if not quiet: datasets.enable_progress_bars()
+    if not rows: raise ValueError(f"data {source!r} has no rows; it needs one row per prompt")
+    return rows
+
+# %% ../nbs/07_tasks.ipynb #ed70754d
+class FileTask(LLMTask):
+    ("Rows of a file, each with its `answer`; the prompt from a template over the row's columns or a function of the "
+     "row; one reward function; a completion is right when it earns 1 or more.")
+    def __init__(self, name: str, train_rows: list[dict], eval_rows: list[dict], reward_fn: RewardFn,
+                 prompt: str | Callable[[dict], str] = '{prompt}\n'):
+        self.prompt = prompt
+        super().__init__(name, train_rows, eval_rows, [(reward_fn, 1.0)])
+    def build_prompt(self, row): return self.prompt(row) if callable(self.prompt) else self.prompt.format(**row)
+    def correct(self, prompt, completion, answer): return self.reward(prompt, completion, answer) >= 1.0
+    def reward_bound(self) -> float: return 1e6       # any finite number is yours to return; this only bounds it
+
+def _prompts(rows: list[dict], prompt, source: str) -> list[str]:
+    "Every row's prompt, or a ValueError naming the first row that has none."
+    out = []
+    for i, row in enumerate(rows):
+        try: p = prompt(row) if callable(prompt) else prompt.format(**row)
+        except KeyError as e:
+            raise ValueError(f"{source}: row {i} has no column {e.args[0]!r}, which the prompt template {prompt!r} "
+                             f"names; its columns: {', '.join(row)}") from None
+        except Exception as e:
+            raise ValueError(f"{source}: building the prompt of row {i} raised {type(e).__name__}: {e}") from None
+        if not isinstance(p, str) or not p:
+            raise ValueError(f"{source}: the prompt of row {i} is {p!r}; a prompt must be a non-empty string")
+        out.append(p)
+    return out
+
+def data_task(data: str, reward: str | RewardFn, prompt: str | Callable[[dict], str] = '{prompt}\n',
+              heldout: int = 100, seed: int = 0) -> FileTask:
+    ("Your task: rows from `data` (a file or hub id; an `answer` column), a `reward` (a function or "
+     "`module:function`), a `prompt` (a template over the columns, or a function or `module:function` of the row); "
+     "`heldout` distinct prompts, drawn with `seed`, are kept for evaluation.")
+    rows = load_rows(data)
+    if (i := next((i for i, r in enumerate(rows) if 'answer' not in r), None)) is not None:
+        raise ValueError(f"{data}: row {i} has no 'answer' column (its columns: {', '.join(rows[i])}); every row "
+                         f"needs the answer its completion is checked against")
+    reward_fn = load_function(reward, 'reward') if isinstance(reward, str) else reward
+    if isinstance(prompt, str) and FUNCTION_SPEC.fullmatch(prompt): prompt = load_function(prompt, 'prompt')
+    prompts = _prompts(rows, prompt, data)
+    distinct = len(set(prompts))
+    if not 1 <= heldout < distinct:
+        raise ValueError(f"heldout is {heldout}, but {data} has {distinct} distinct prompts; hold out at least 1 and "
+                         f"leave some to train on (lower heldout, or n_eval, which sets it by default)")
+    order, held = random.Random(seed).sample(range(len(rows)), len(rows)), {}
+    for i in order:                 # the seed's first `heldout` distinct prompts, one row each
+        if len(held) == heldout: break
+        held.setdefault(prompts[i], i)
+    train = [rows[i] for i in order if prompts[i] not in held]
+    task = FileTask(Path(data).stem, train, [rows[i] for i in held.values()], reward_fn, prompt)
+    first = task.train_rows[0]
+    task.reward(task.build_prompt(first), '', task.answer(first))    # a reward that cannot score fails here
+    return task
+
 # %% ../nbs/07_tasks.ipynb #6e335f70
 def heldout_accuracy(generate_fn: Callable[[list[str]], list[str]], task: LLMTask, rows: list[dict]) -> tuple[int, int]:
     "(number correct, number of rows) for the completions `generate_fn` returns on the prompts of `rows`."
-    completions = generate_fn([task.build_prompt(r) for r in rows])
+    prompts = [task.build_prompt(r) for r in rows]
+    completions = generate_fn(prompts)
     if len(completions) != len(rows):
         raise ValueError(f"generate_fn returned {len(completions)} completions for {len(rows)} prompts; "
                          f"it must return one per prompt, in order")
-    return sum(task.is_correct(c, task.answer(r)) for c, r in zip(completions, rows)), len(rows)
+    return sum(task.correct(p, c, task.answer(r)) for p, c, r in zip(prompts, completions, rows)), len(rows)
 
 # %% ../nbs/07_tasks.ipynb #a446f671
 def pass_at_k(n: int, c: int, k: int) -> float:

@@ -15,6 +15,7 @@ from .runlog import CKPT, load_checkpoint, read_log, plot_runs, time_breakdown
 from .loop import PRESETS, LocalSource, NonFiniteLoss, build, objective_of
 from . import loop
 from .model import LMConfig
+from .tasks import RewardError
 from .lmtask import LanguageTask                   # registers countdown and gsm8k into TASKS
 from .prefs import PrefConfig                      # registers sft, dpo and ipo into OBJECTIVES
 from .multiturn import TurnConfig                  # registers countdown_multiturn into TASKS
@@ -161,7 +162,7 @@ def run(argv: list[str], world: Solo) -> int:
             rollout_worker(cfg, sampler=engine); return 0
         row = train(cfg, resume, world)
     except ConfigError as e: return report(f"nanorl: error: {e}", world, 2)
-    except NonFiniteLoss as e: return report(f"nanorl: stopped: {e}", world, 1)
+    except (NonFiniteLoss, RewardError) as e: return report(f"nanorl: stopped: {e}", world, 1)
     except BuildInterrupted as e: return report(f"nanorl: interrupted: {e}", world, 130)   # says where it resumes
     except KeyboardInterrupt as e:                      # before training began, or a second Ctrl-C during a step
         return report(f"nanorl: interrupted ({e or 'Ctrl-C'}); what the last checkpoint holds is kept", world, 130)
