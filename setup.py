@@ -20,5 +20,5 @@ setup(
     entry_points={'console_scripts': cfg['console_scripts'].split(),
                   'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
     long_description=open('README.md', encoding='utf-8').read(), long_description_content_type='text/markdown',
-    package_data={cfg['lib_path']: ['data/*.jsonl']}, include_package_data=True, zip_safe=False,
+    package_data={cfg['lib_path']: ['data/*.jsonl', 'data/*.jsonl.gz', 'data/*.md', 'data/nltk/tokenizers/punkt_tab/english/*']}, include_package_data=True, zip_safe=False,
 )
