@@ -10,10 +10,12 @@ import nanorl
 from .tasks import TASK_BUILDERS, TASK_SIZES, LLMTask
 
 # %% auto #0
-__all__ = ['NANORL_DATA', 'ANSWER_OPTIONS', 'IFEVAL_CHECKS', 'IFEVAL_PUBLIC', 'TOPICS', 'KEYWORDS', 'FORBIDDEN', 'ENDINGS',
-           'GENERATED', 'FILLER', 'language_of', 'count_words', 'count_sentences', 'word_tokens', 'check_instruction',
-           'follows', 'loose_variants', 'follows_loose', 'ifeval_scores', 'from_ifeval_row', 'load_ifeval_rows',
-           'describe', 'witness', 'make_ifeval_rows', 'instruction_fraction', 'IFEvalTask', 'ifeval_task']
+__all__ = ['NANORL_DATA', 'ANSWER_OPTIONS', 'IFEVAL_CHECKS', 'IFEVAL_PUBLIC', 'TOPICS', 'ADJECTIVES', 'WHEN', 'SENTENCES',
+           'KEYWORDS', 'FORBIDDEN', 'ENDINGS', 'CAPITALS', 'FIRST_WORDS', 'PLACEHOLDERS', 'GENERATED', 'ONE_OF',
+           'language_of', 'count_words', 'count_sentences', 'word_tokens', 'check_instruction', 'follows',
+           'loose_variants', 'follows_loose', 'ifeval_scores', 'from_ifeval_row', 'load_ifeval_rows', 'describe',
+           'sentence', 'witness', 'draw_instructions', 'make_ifeval_rows', 'instruction_fraction', 'IFEvalTask',
+           'ifeval_task']
 
 # %% ../nbs/07a_ifeval.ipynb #3f1a2c01
 NANORL_DATA = Path(nanorl.__file__).parent / 'data'
@@ -210,59 +212,152 @@ def load_ifeval_rows(path=IFEVAL_PUBLIC) -> list[dict]:
 TOPICS = ['the sea', 'a bicycle', 'winter', 'bread', 'a library', 'the moon', 'trains', 'a garden', 'rain', 'music',
           'a market', 'mountains', 'coffee', 'a river', 'chess', 'bees', 'a lighthouse', 'maps', 'snow', 'a bridge',
           'the desert', 'clocks', 'a forest', 'kites', 'the harbour', 'paper', 'a violin', 'owls', 'the city', 'salt']
-KEYWORDS = ['green tea', 'next week', 'by hand', 'in the morning', 'with care', 'on time', 'at home', 'for free']
+ADJECTIVES = ['quiet', 'old', 'bright', 'cold', 'small', 'strange', 'busy', 'calm', 'green', 'slow', 'warm', 'tall']
+WHEN = ['in spring', 'at night', 'after lunch', 'on Sundays', 'in the rain', 'at dawn', 'in winter', 'every day']
+SENTENCES = ['{T} is {adj} {when}.', 'People remember {t} {when}.', 'I think of {t} when it is {adj}.',
+             'A friend told me about {t}.', 'We walked past {t} {when}.', 'Nobody forgets {t}.',
+             'There is something {adj} about {t}.', 'My sister drew {t} {when}.', 'Look at {t} {when}.',
+             '{T} feels {adj} to me.', 'Some say {t} is {adj}.', 'We talk about {t} {when}.']
+KEYWORDS = ['tea', 'window', 'morning', 'river', 'letter', 'lamp', 'garden', 'candle', 'story', 'road']
 FORBIDDEN = ['very', 'really', 'thing', 'nice', 'good', 'just', 'basically', 'stuff']
 ENDINGS = ['Thank you.', 'That is all.', 'See you soon.', 'The end.', 'Any questions?']
-GENERATED = {   # id: (how the prompt states it, how the generator draws its kwargs)
-    'length_constraints:number_words': ("Answer with {relation} {num_words} words.", lambda r: r.choice(
-        [{'relation': 'at least', 'num_words': n} for n in (10, 15, 20)]
-        + [{'relation': 'less than', 'num_words': n} for n in (25, 40, 60)])),
-    'keywords:existence': ('Include the keyword "{keywords[0]}".', lambda r: {'keywords': [r.choice(KEYWORDS)]}),
+CAPITALS = ['NOTE', 'TIP', 'KEY', 'NOW', 'ALL', 'YES']
+FIRST_WORDS = ['then', 'also', 'today', 'finally', 'later']
+PLACEHOLDERS = ['[name]', '[place]', '[date]', '[time]']
+
+def _relation(r, at_least, less_than):
+    rel = r.choice(['at least', 'less than'])
+    return rel, r.choice(at_least if rel == 'at least' else less_than)
+
+GENERATED = {   # id: (how the prompt states it, how its kwargs are drawn for a topic)
+    'length_constraints:number_words': ("Answer with {relation} {num_words} words.", lambda r, t: dict(
+        zip(('relation', 'num_words'), _relation(r, (8, 15, 25), (20, 30, 45))))),
+    'length_constraints:number_sentences': ("Answer with {relation} {num_sentences} sentences.", lambda r, t: dict(
+        zip(('relation', 'num_sentences'), _relation(r, (2, 3, 4), (2, 3, 5))))),
+    'keywords:existence': ('Include the keyword "{keywords[0]}".', lambda r, t: {'keywords': [r.choice(KEYWORDS)]}),
+    'keywords:frequency': ('Use the word "{keyword}" {relation} {frequency} times.', lambda r, t: {
+        'keyword': r.choice(KEYWORDS), **dict(zip(('relation', 'frequency'), _relation(r, (2, 3), (2, 3))))}),
     'keywords:forbidden_words': ('Do not use the word "{forbidden_words[0]}".',
-                                 lambda r: {'forbidden_words': [r.choice(FORBIDDEN)]}),
-    'change_case:english_capital': ("Write your whole answer in English, in capital letters.", lambda r: {}),
-    'change_case:english_lowercase': ("Write your whole answer in English, in lowercase letters.", lambda r: {}),
+                                 lambda r, t: {'forbidden_words': [r.choice(FORBIDDEN)]}),
+    'keywords:letter_frequency': ('Use the letter "{letter}" {let_relation} {let_frequency} times.', lambda r, t:
+        r.choice([{'letter': r.choice('eaot'), 'let_relation': 'at least', 'let_frequency': r.choice((5, 8, 12))},
+                  {'letter': r.choice('zqxj'), 'let_relation': 'less than', 'let_frequency': r.choice((1, 2))}])),
+    'change_case:english_capital': ("Write your whole answer in English, in capital letters.", lambda r, t: {}),
+    'change_case:english_lowercase': ("Write your whole answer in English, in lowercase letters.", lambda r, t: {}),
+    'change_case:capital_word_frequency': ("Use {capital_relation} {capital_frequency} words in capital letters.",
+        lambda r, t: dict(zip(('capital_relation', 'capital_frequency'), _relation(r, (2, 3), (2, 3, 4))))),
     'detectable_format:number_bullet_lists': ('Use exactly {num_bullets} bullet points, each on its own line starting '
-                                              'with "* ".', lambda r: {'num_bullets': r.randint(2, 4)}),
+                                              'with "* ".', lambda r, t: {'num_bullets': r.randint(2, 4)}),
+    'detectable_format:number_highlighted_sections': ('Highlight at least {num_highlights} words with markdown, like '
+                                                      '*this*.', lambda r, t: {'num_highlights': r.randint(1, 3)}),
+    'detectable_content:number_placeholders': ('Include at least {num_placeholders} placeholders in square brackets, '
+                                               'like [name].', lambda r, t: {'num_placeholders': r.randint(1, 3)}),
+    'detectable_format:title': ("Give your answer a title in double angular brackets, like <<title>>.",
+                                lambda r, t: {}),
+    'detectable_format:multiple_sections': ('Write {num_sections} sections, each starting with "{section_spliter} X".',
+        lambda r, t: {'section_spliter': r.choice(['Section', 'SECTION']), 'num_sections': r.randint(2, 3)}),
+    'length_constraints:number_paragraphs': ('Write {num_paragraphs} paragraphs separated by the markdown divider ***.',
+                                             lambda r, t: {'num_paragraphs': r.randint(2, 3)}),
+    'length_constraints:nth_paragraph_first_word': (
+        'Write {num_paragraphs} paragraphs separated by a blank line; paragraph {nth_paragraph} starts with the word '
+        '"{first_word}".', lambda r, t: (lambda n: {'num_paragraphs': n, 'nth_paragraph': r.randint(1, n),
+                                                     'first_word': r.choice(FIRST_WORDS)})(r.randint(2, 3))),
+    'combination:two_responses': ("Give two different answers separated by six asterisks: ******.", lambda r, t: {}),
+    'combination:repeat_prompt': ("First repeat the request word for word, then give your answer.",
+                                  lambda r, t: {'prompt_to_repeat': f"Write about {t}."}),
+    'detectable_content:postscript': ('Add a postscript starting with "{postscript_marker}".',
+                                      lambda r, t: {'postscript_marker': r.choice(['P.S.', 'P.P.S'])}),
     'startend:end_checker': ('End your answer with the exact phrase "{end_phrase}".',
-                             lambda r: {'end_phrase': r.choice(ENDINGS)}),
-    'startend:quotation': ("Wrap your whole answer in double quotation marks.", lambda r: {}),
-    'punctuation:no_comma': ("Do not use any commas.", lambda r: {}),
+                             lambda r, t: {'end_phrase': r.choice(ENDINGS)}),
+    'startend:quotation': ("Wrap your whole answer in double quotation marks.", lambda r, t: {}),
+    'punctuation:no_comma': ("Do not use any commas.", lambda r, t: {}),
 }
-FILLER = 'this note says more about {} and why it matters to people who care about it'
+ONE_OF = [{'detectable_format:multiple_sections', 'length_constraints:number_paragraphs',
+           'length_constraints:nth_paragraph_first_word', 'combination:two_responses'},
+          {'change_case:english_capital', 'change_case:english_lowercase', 'change_case:capital_word_frequency'}]
 
 def describe(instruction: dict) -> str:
     "The sentence a generated prompt uses to state `instruction` (`{'id': ..., 'kwargs': ...}`)."
     return GENERATED[instruction['id']][0].format(**instruction['kwargs'])
 
-def witness(topic: str, instructions: list[dict]) -> str:
+# %% ../nbs/07a_ifeval.ipynb #9317ceca
+def sentence(rng, topic: str) -> str:
+    "One plain sentence about `topic`: no commas, none of the forbidden words."
+    return rng.choice(SENTENCES).format(T=topic[0].upper() + topic[1:], t=topic, adj=rng.choice(ADJECTIVES),
+                                        when=rng.choice(WHEN))
+
+def witness(rng, topic: str, instructions: list[dict]) -> str:
     "A reply about `topic` built to follow `instructions` (the caller checks that it does)."
     kw = {i['id'].split(':')[1]: i['kwargs'] for i in instructions}
-    lines = ([f"* point {n + 1} about {topic}" for n in range(kw['number_bullet_lists']['num_bullets'])]
-             if 'number_bullet_lists' in kw else [f"A short answer about {topic}."])
-    if 'existence' in kw: lines.append(f"It is done {kw['existence']['keywords'][0]}.")
-    body = '\n'.join(lines) if 'number_bullet_lists' in kw else ' '.join(lines)
-    ending = kw.get('end_checker', {}).get('end_phrase', '')
-    if kw.get('number_words', {}).get('relation') == 'at least':
-        need = kw['number_words']['num_words'] - count_words(body) - count_words(ending)
-        filler = FILLER.format(topic).split()
-        if need > 0: body += '\n' + ' '.join((filler * (need // len(filler) + 1))[:need]) + '.'
-    body = (body + ' ' + ending).strip()
-    if 'english_capital' in kw: body = body.upper()
-    if 'english_lowercase' in kw: body = body.lower()
-    return f'"{body}"' if 'quotation' in kw else body
+    shape = next((k for k in ('multiple_sections', 'number_paragraphs', 'nth_paragraph_first_word') if k in kw), None)
+    n_blocks = kw[shape]['num_sections' if shape == 'multiple_sections' else 'num_paragraphs'] if shape else 1
+    blocks = [[sentence(rng, topic)] for _ in range(n_blocks)]
+    extra = []
+    if 'existence' in kw: extra.append(f"I keep a {kw['existence']['keywords'][0]} nearby.")
+    if 'frequency' in kw:
+        f = kw['frequency']
+        times = f['frequency'] if f['relation'] == 'at least' else rng.randint(0, f['frequency'] - 1)
+        extra += [f"The {f['keyword']} stays."] * times
+    if 'number_placeholders' in kw:
+        extra.append('Write to ' + ' and '.join(PLACEHOLDERS[:kw['number_placeholders']['num_placeholders']]) + '.')
+    if 'number_highlighted_sections' in kw:
+        marked = rng.sample(ADJECTIVES, kw['number_highlighted_sections']['num_highlights'])
+        extra.append('It is ' + ' and '.join(f'*{a}*' for a in marked) + '.')
+    if 'capital_word_frequency' in kw:
+        c = kw['capital_word_frequency']
+        n = c['capital_frequency'] if c['capital_relation'] == 'at least' else 0
+        if n: extra.append(' '.join(rng.sample(CAPITALS, n)) + '.')
+    blocks[0] += extra
+    if 'number_bullet_lists' in kw:
+        bullets = [f"* {sentence(rng, topic)}" for _ in range(kw['number_bullet_lists']['num_bullets'])]
+        blocks[0] += ['\n' + '\n'.join(bullets)]
+    if shape == 'nth_paragraph_first_word':
+        n = kw[shape]['nth_paragraph'] - 1
+        first = blocks[n][0]
+        blocks[n][0] = kw[shape]['first_word'].capitalize() + ' ' + first[0].lower() + first[1:]
+    def assemble():
+        texts = [' '.join(b).replace(' \n', '\n') for b in blocks]
+        if shape == 'multiple_sections':
+            body = '\n'.join(f"{kw[shape]['section_spliter']} {k + 1}\n{t}" for k, t in enumerate(texts))
+        else: body = {'number_paragraphs': '\n***\n', 'nth_paragraph_first_word': '\n\n'}.get(shape, '\n').join(texts)
+        if 'two_responses' in kw: body += '\n******\n' + sentence(rng, topic)
+        if 'title' in kw: body = f"<<{topic.title()}>>\n" + body
+        if 'repeat_prompt' in kw: body = kw['repeat_prompt']['prompt_to_repeat'] + '\n' + body
+        if 'postscript' in kw: body += f"\n{kw['postscript']['postscript_marker']} {sentence(rng, topic)}"
+        if 'end_checker' in kw: body += ' ' + kw['end_checker']['end_phrase']
+        if 'english_capital' in kw: body = body.upper()
+        if 'english_lowercase' in kw: body = body.lower()
+        return f'"{body}"' if 'quotation' in kw else body
+    text = assemble()
+    words, sentences, letters = kw.get('number_words'), kw.get('number_sentences'), kw.get('letter_frequency')
+    for _ in range(20):
+        short = ((words and words['relation'] == 'at least' and count_words(text) < words['num_words'])
+                 or (sentences and sentences['relation'] == 'at least'
+                     and count_sentences(text) < sentences['num_sentences'])
+                 or (letters and letters['let_relation'] == 'at least'
+                     and text.lower().count(letters['letter']) < letters['let_frequency']))
+        if not short: break
+        blocks[-1].append(sentence(rng, topic)); text = assemble()
+    return text
 
-def make_ifeval_rows(n: int, seed: int, n_instructions: tuple[int, int] = (2, 3)) -> list[dict]:
-    "`n` rows with distinct prompts: a topic, 2 or 3 instructions of different ids, and a witness that follows them."
+# %% ../nbs/07a_ifeval.ipynb #9317cecb
+def draw_instructions(rng, topic: str, n: int) -> list[dict]:
+    "`n` instructions of different ids, at most one of each `ONE_OF` group, with kwargs drawn for `topic`."
+    while True:
+        ids = rng.sample(sorted(GENERATED), n)
+        if all(len(group & set(ids)) <= 1 for group in ONE_OF): break
+    return [{'id': i, 'kwargs': GENERATED[i][1](rng, topic)} for i in ids]
+
+def make_ifeval_rows(n: int, seed: int, n_instructions: tuple[int, int] = (2, 4)) -> list[dict]:
+    "`n` rows with distinct prompts: a topic, 2 to 4 instructions of different ids, and a witness that follows them."
     rng, rows, seen = random.Random(seed), [], set()
     for _ in range(200 * n):
         if len(rows) == n: return rows
         topic = rng.choice(TOPICS)
-        instructions = [{'id': i, 'kwargs': GENERATED[i][1](rng)}
-                        for i in rng.sample(sorted(GENERATED), rng.randint(*n_instructions))]
+        instructions = draw_instructions(rng, topic, rng.randint(*n_instructions))
         key = (topic, json.dumps(instructions))
         if key in seen: continue
-        text = witness(topic, instructions)
+        text = witness(rng, topic, instructions)
         if not all(follows(i['id'], i['kwargs'], text) for i in instructions): continue
         seen.add(key)
         rows.append({'topic': topic, 'instructions': instructions, 'witness': text})

@@ -31,6 +31,8 @@ ON_GPU = dict(task='countdown', algo='grpo', model=HUB_MODEL, group_size=8, max_
 GPU_PRESETS = {
     'countdown_lora_gpu': dict(**ON_GPU, n_prompts=16, **LORA, micro_batch=8, engine='vllm', vllm_gpu_memory=0.3),
     'countdown_8gpu': dict(**ON_GPU, n_prompts=64, lr=1e-6, micro_batch=16, grad_ckpt=True),
+    'ifeval_lora_gpu': dict(**{**ON_GPU, 'task': 'ifeval', 'n_eval': 256}, n_prompts=16, **LORA, micro_batch=8,
+                            engine='vllm', vllm_gpu_memory=0.3),
     'countdown_async_gpu': dict(**ON_GPU, n_prompts=16, **LORA, micro_batch=8, role='trainer', host='0.0.0.0',
                                 max_staleness=2, idle_timeout=3600),
     'countdown_async_8gpu': dict(**ON_GPU, n_prompts=64, **LORA, micro_batch=8, role='trainer', host='0.0.0.0',

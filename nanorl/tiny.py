@@ -64,9 +64,9 @@ def load_sft_state(state: dict, policy, opt, g: torch.Generator) -> list[float]:
     return list(state['losses'])
 
 # %% ../nbs/08_tiny.ipynb #cede9e36
-TINY_RECIPE = {'countdown': dict(hidden=96, layers=4, sft_steps=1500, sft_rows=8049),
-               'gsm8k': dict(hidden=96, layers=4, sft_steps=300, sft_rows=350),
-               'ifeval': dict(hidden=96, layers=4, sft_steps=600, sft_rows=2100)}
+TINY_RECIPE = {'countdown': dict(hidden=96, layers=4, sft_steps=1500, sft_rows=8049, vocab=320),
+               'gsm8k': dict(hidden=96, layers=4, sft_steps=300, sft_rows=350, vocab=320),
+               'ifeval': dict(hidden=96, layers=4, sft_steps=150, sft_rows=2100, vocab=1024)}
 BUILD_RATE = {'countdown': 15, 'gsm8k': 6, 'ifeval': 2}   # SFT steps a second on 2 idle cores of a Xeon (AVX512)
 
 def sft_rows(task, name: str) -> list[dict]:
@@ -167,7 +167,7 @@ def build_tiny(task_name: str, seed: int, recipe: dict, path: Path, progress: bo
         task = make_language_task(task_name, seed)
         rows = sft_rows(task, task_name)
         prompts, completions = [task.build_prompt(r) for r in rows], [gold_completion(task, r) for r in rows]
-        tok = build_tokenizer([p + c for p, c in zip(prompts, completions)])
+        tok = build_tokenizer([p + c for p, c in zip(prompts, completions)], vocab_size=recipe['vocab'])
         with torch.random.fork_rng():      # a build must not move the caller's random state (a cache hit would not)
             torch.set_num_threads(build_threads())
             policy = HFPolicy(build_model(tok, hidden=recipe['hidden'], layers=recipe['layers'], seed=seed), tok)
