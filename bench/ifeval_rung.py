@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT / 'bench'))
 from seeds import commit, machine, spread
 from nanorl.train import from_dict, load_yaml, read_log
 from nanorl.lmtask import rung_report
+from nanorl.tasks import fisher_exact
 
 CONFIG = 'configs/ifeval_tiny_cpu.yaml'
 RESULTS = ROOT / 'bench/results'
@@ -58,6 +59,14 @@ def run_seed(seed: int, quick: bool) -> dict:
             'public_after': after, 'public_n': n or 541, 'public_min': (time.perf_counter() - t0) / 60,
             'train_min': log['wall_time'][-1] / 60}
 
+def public_p(d: dict, metric: str) -> float:
+    "Fisher's one-sided p that a public strict metric rose: prompts or instructions followed, before against after."
+    from nanorl.ifeval import load_ifeval_rows
+    rows = load_ifeval_rows()[:d['public_n']]
+    n = len(rows) if metric.startswith('prompt') else sum(len(r['instructions']) for r in rows)
+    k = lambda when: round(d[f'public_{when}'][metric] * n)
+    return fisher_exact(k('before'), n, k('after'), n)
+
 def table(done: dict) -> str:
     seeds = sorted(done, key=int)
     get = lambda f: [f(done[s]) for s in seeds]
@@ -67,16 +76,21 @@ def table(done: dict) -> str:
             ('training wall min', get(lambda d: d['train_min']))]
     rows += [(f"public IFEval {m.replace('_', ' ')}: {when}", get(lambda d, m=m, when=when: d[f'public_{when}'][m]))
              for m in METRICS for when in ('before', 'after')]
+    rows += [(f"Fisher's one-sided p, public {m.replace('_', ' ')} after > before", get(lambda d, m=m: public_p(d, m)))
+             for m in METRICS[:2]]
     fmt = lambda name, xs: spread(xs, '{:.2g}' if 'p,' in name else '{:.3f}' if 'min' not in name else '{:.1f}')
     text = "| seeds " + ", ".join(seeds) + " | median (min to max) |\n|---|---|\n"
     text += "".join(f"| {name} | {fmt(name, xs)} |\n" for name, xs in rows)
     d = done[seeds[-1]]
     text += (f"\nPer seed: " + "; ".join(
         f"seed {s}: {done[s]['heldout']['start']:.3f} to {done[s]['heldout']['final']:.3f} "
-        f"(p = {done[s]['heldout']['p_final']:.2g})" for s in seeds) + ".\n\n"
+        f"(p = {done[s]['heldout']['p_final']:.2g}), public prompt strict "
+        f"{done[s]['public_before']['prompt_strict']:.3f} to {done[s]['public_after']['prompt_strict']:.3f} "
+        f"(p = {public_p(done[s], 'prompt_strict'):.2g})" for s in seeds) + ".\n\n"
         f"Held-out: greedy replies to 256 generated prompts the warm-up never saw, scored by IFEval's strict check of "
         f"every instruction (chapter 07a); final: the last evaluation, fixed before the run. Public: greedy replies to "
-        f"the {d['public_n']} public IFEval prompts, before (the SFT warm-up) and after GRPO, IFEval's four metrics. "
+        f"the {d['public_n']} public IFEval prompts, before (the SFT warm-up) and after GRPO, IFEval's four metrics; "
+        f"Fisher's p treats the replies before and after as independent samples (they answer the same prompts). "
         f"Produced by `python bench/ifeval_rung.py` (each seed from an empty cache: "
         f"`python bench/lm_rung.py --config {CONFIG} --seed N`); {d['machine']}; {d['date']}; commit {d['commit']}.\n")
     return text
