@@ -18,6 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / 'bench'))
+from seeds import commit, machine
 from nanorl.train import TASKS, from_dict, load_yaml, read_log, time_breakdown
 from nanorl.lmtask import rung_report
 from nanorl.tasks import cache_dir
@@ -83,7 +85,8 @@ def main():
             f"Training took {wall / 60:.1f} min of wall time (process start included) on {cores}; "
             f"{built}. {time_breakdown(log)}. "
             f"Produced by `{' '.join(['python bench/lm_rung.py --config', args.config, *asked])}`, which runs "
-            f"`{' '.join(['python -m nanorl.train --config', args.config, *extra])}`.\n")
+            f"`{' '.join(['python -m nanorl.train --config', args.config, *extra])}`. Machine: {machine()}; "
+            f"{time.strftime('%Y-%m-%d')}; commit {commit()}.\n")
     if notes: text += "\nThe run reported: " + "; ".join(notes) + ".\n"
     summary = [l for l in out.splitlines() if l.startswith('held-out accuracy')]
     if summary: text += f"\nIts summary: {summary[-1]}.\n"

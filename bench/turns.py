@@ -8,8 +8,9 @@ turn, GRPO) from the same tiny model, in one process, stepped in turn so that th
 alike: `turns: 1`; `turns: 2` keeping each conversation's KV cache between turns (chapter 10b's `KeepCache`, the
 default); and `turns: 2` rereading each transcript from its first token at every turn (`Reread`, the naive way).
 Per mode: medians over steps 3..N of every round of the whole step (rollout, scoring and update, from the loop's own
-timers), the rollout, the update, and the tokens the policy sampled per row; then the step over the single-turn
-step, round by round.
+timers), the rollout, the update, the tokens the policy sampled per row, and the tokens a row holds after its prompt
+(the turns and the environment's replies between them, all of which the update reads); then the step over the
+single-turn step, round by round.
 """
 import argparse, csv, statistics, sys, tempfile, time
 from pathlib import Path
@@ -31,6 +32,12 @@ def make_run(model: str, turns: int, reread: bool, out: Path) -> Run:
                      'out_dir': str(out), 'turns': turns})
     run = Run(cfg)
     run.task.reread = reread
+    sample = run.task.rollout
+    def rollout(*args, **kwargs):     # the loop keeps no batch: note how many tokens after the prompt each row holds
+        batch = sample(*args, **kwargs)
+        run.row_tokens = float(batch.obs_mask[..., -batch.act.shape[-1]:].sum() / batch.obs_mask[..., 0].numel())
+        return batch
+    run.task.rollout = rollout
     return run
 
 def round_of(model: str, steps: int, out: Path) -> dict:
@@ -44,7 +51,7 @@ def round_of(model: str, steps: int, out: Path) -> dict:
             if step >= 2:
                 seen[m].append({'step_s': row['t_rollout'] + row['t_score'] + row['t_update'],
                                 'rollout_s': row['t_rollout'], 'update_s': row['t_update'] + row['t_score'],
-                                'sampled': row['ep_len']})
+                                'sampled': row['ep_len'], 'row': run.row_tokens})
     return {m: {k: statistics.median(r[k] for r in rows) for k in rows[0]} for m, rows in seen.items()}
 
 def main():
@@ -65,19 +72,21 @@ def main():
     med = lambda m, k: statistics.median(rd[m][k] for rd in rounds)
     with open(results / 'turns.csv', 'w', newline='') as f:
         w = csv.writer(f)
-        w.writerow(['round', 'mode', 'step_s', 'rollout_s', 'update_s', 'sampled_tokens_per_row'])
+        w.writerow(['round', 'mode', 'step_s', 'rollout_s', 'update_s', 'sampled_tokens_per_row', 'tokens_per_row'])
         for i, rd in enumerate(rounds):
             for m, v in rd.items(): w.writerow([i + 1, m, *(f'{v[k]:.4f}' for k in v)])
-    lines = ["| mode | s per step | rollout s | scoring and update s | sampled tokens per row | step / one turn's |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| mode | s per step | rollout s | scoring and update s | sampled tokens per row | tokens per row after "
+             "the prompt | step / one turn's |", "|---|---|---|---|---|---|---|"]
     for m in MODES:
         ratios = [rd[m]['step_s'] / rd['one turn']['step_s'] for rd in rounds]
         lines.append(f"| {m} | {med(m, 'step_s'):.3f} | {med(m, 'rollout_s'):.3f} | {med(m, 'update_s'):.3f} | "
-                     f"{med(m, 'sampled'):.1f} | {statistics.median(ratios):.2f} "
+                     f"{med(m, 'sampled'):.1f} | {med(m, 'row'):.1f} | {statistics.median(ratios):.2f} "
                      f"({', '.join(f'{x:.2f}' for x in ratios)}) |")
     text = "\n".join(lines) + (
         f"\n\nMedians over {args.rounds} rounds of the median step of steps 3 to {args.steps} (the last column: the "
-        f"ratio in each round, then its median). Produced by `python bench/turns.py --rounds {args.rounds} --steps "
+        f"ratio in each round, then its median). Tokens per row after the prompt: the turns and the environment's "
+        f"replies between them, padding left out; the update reads them all. "
+        f"Produced by `python bench/turns.py --rounds {args.rounds} --steps "
         f"{args.steps}` on {time.strftime('%Y-%m-%d')}, {torch.get_num_threads()} threads. Machine: {machine()}.\n")
     (results / 'turns.md').write_text(text)
     print(text)
