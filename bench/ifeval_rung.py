@@ -12,7 +12,7 @@ Fisher's one-sided p. Then the warm-up model and the run's final weights answer 
 greedily (up to the config's max_len new tokens), scored by chapter 07a's `ifeval_scores`: IFEval's four metrics.
 bench/results/ifeval.json keeps every seed's figures; bench/results/ifeval.md tables them.
 """
-import argparse, json, os, subprocess, sys, tempfile, time
+import argparse, functools, json, os, subprocess, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,11 +59,16 @@ def run_seed(seed: int, quick: bool) -> dict:
             'public_after': after, 'public_n': n or 541, 'public_min': (time.perf_counter() - t0) / 60,
             'train_min': log['wall_time'][-1] / 60}
 
+@functools.cache
+def public_sizes(n: int) -> dict:
+    "How many prompts and instructions the first `n` public prompts hold: the denominators of IFEval's metrics."
+    from nanorl.ifeval import load_ifeval_rows
+    rows = load_ifeval_rows()[:n]
+    return {'prompt': len(rows), 'instruction': sum(len(r['instructions']) for r in rows)}
+
 def public_p(d: dict, metric: str) -> float:
     "Fisher's one-sided p that a public strict metric rose: prompts or instructions followed, before against after."
-    from nanorl.ifeval import load_ifeval_rows
-    rows = load_ifeval_rows()[:d['public_n']]
-    n = len(rows) if metric.startswith('prompt') else sum(len(r['instructions']) for r in rows)
+    n = public_sizes(d['public_n'])[metric.split('_')[0]]
     k = lambda when: round(d[f'public_{when}'][metric] * n)
     return fisher_exact(k('before'), n, k('after'), n)
 
