@@ -3,7 +3,7 @@
     python bench/ifeval_rung.py                 # seeds 0 1 2, each from an empty NANORL_CACHE
     python bench/ifeval_rung.py --seeds 3
     python bench/ifeval_rung.py --summarize     # only rewrite bench/results/ifeval.md from the kept results
-    python bench/ifeval_rung.py --quick         # CI: seed 0, a 100-step warm-up, 2 steps, 8 public prompts
+    python bench/ifeval_rung.py --quick         # CI: seed 0, a 20-step warm-up, 2 steps, 8 public prompts
 
 Each seed runs `bench/lm_rung.py --config configs/ifeval_tiny_cpu.yaml --seed N` in a fresh, empty cache (the build
 of the tiny model is timed there), which writes bench/results/ifeval_tiny_cpu_sN.md and its log: strict prompt-level
@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / 'bench'))
-from seeds import commit, machine, spread
+from seeds import QUICK_SFT_STEPS, commit, machine, spread
 from nanorl.train import from_dict, load_yaml, read_log
 from nanorl.lmtask import rung_report
 from nanorl.tasks import fisher_exact
@@ -41,15 +41,17 @@ def public_scores(model_dir: str, run_dir: Path | None, max_len: int, n: int | N
     return ifeval_scores(rows, policy.decode(out))
 
 def run_seed(seed: int, quick: bool) -> dict:
-    "The rung for one seed in an empty cache, then the public prompts answered before and after."
+    ("The rung for one seed in an empty cache (quick: the cache this process has, so CI builds the model once), "
+     "then the public prompts answered before and after.")
     cfg = from_dict({**load_yaml(ROOT / CONFIG), 'seed': seed})
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, 'NANORL_CACHE': f'{tmp}/cache'}
+        env = {**os.environ, **({} if quick else {'NANORL_CACHE': f'{tmp}/cache'})}
         cmd = [sys.executable, 'bench/lm_rung.py', '--config', CONFIG, '--seed', str(seed), '--keep', f'{tmp}/runs']
         subprocess.run(cmd + (['--quick'] if quick else []), check=True, cwd=ROOT, env=env)
         run = next(Path(tmp, 'runs').iterdir())
+        sft = f", sft_steps={QUICK_SFT_STEPS['ifeval']}" if quick else ''
         model = subprocess.run([sys.executable, '-c', f"from nanorl.tiny import tiny_model; print(tiny_model("
-                                f"'ifeval', {seed}, progress=False{', sft_steps=100' if quick else ''}))"],
+                                f"'ifeval', {seed}, progress=False{sft}))"],
                                check=True, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True).stdout.split()[-1]
         n = 8 if quick else None
         t0 = time.perf_counter()

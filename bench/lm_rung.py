@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / 'bench'))
-from seeds import commit, machine
+from seeds import QUICK_SFT_STEPS, commit, machine
 from nanorl.train import TASKS, from_dict, load_yaml, read_log, time_breakdown
 from nanorl.lmtask import rung_report
 from nanorl.tasks import cache_dir
@@ -44,7 +44,7 @@ def main():
     build = f"from nanorl.tiny import tiny_model; print(tiny_model({model_task!r}, {cfg.seed}))"
     if args.quick:
         build = (f"from nanorl.tiny import tiny_model; print(tiny_model({model_task!r}, {cfg.seed}, "
-                 f"sft_steps=100, progress=False))")
+                 f"sft_steps={QUICK_SFT_STEPS.get(model_task, 100)}, progress=False))")
     t0 = time.perf_counter()
     built_path = subprocess.run([sys.executable, '-c', build], check=True, cwd=ROOT,
                                 **(dict(stdout=subprocess.PIPE, text=True) if args.quick else {})).stdout

@@ -265,7 +265,7 @@ class LoopConfig(Knobs):
     eval_episodes: int = knob(20, "episodes per greedy evaluation")
     stop_when_solved: bool = knob(True, "stop once the greedy evaluation reaches the task's solved threshold")
     save_every: int = knob(50, "write a checkpoint every this many steps (and at the end)")
-    threads: int = knob(1, "torch CPU threads; small models run fastest on 1")
+    threads: int = knob(1, "most torch CPU threads; fewer while other processes keep cores busy (05c)")
     progress: bool = knob(True, "show a progress bar")
 
     def check(self):

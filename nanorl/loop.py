@@ -4,8 +4,9 @@
 
 # %% ../nbs/05c_train.ipynb #5c000005
 from __future__ import annotations
-import contextlib, math, signal, threading, time, typing
+import contextlib, math, os, signal, threading, time, typing
 from copy import deepcopy
+from pathlib import Path
 from dataclasses import dataclass, field, fields, replace
 import torch
 from torch import Tensor
@@ -20,7 +21,8 @@ from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint
 # %% auto #0
 __all__ = ['STEP_FIELDS', 'RL', 'SOLO', 'ADAM_FIXED', 'PRESETS', 'Prepared', 'score_all', 'one_pass', 'prepare', 'compute_loss',
            'pick_groups', 'cat_groups', 'draw', 'Objective', 'objective_of', 'NonFiniteLoss', 'Solo', 'backward',
-           'update', 'Adam', 'build', 'LocalSource', 'Run', 'claim_run_dir', 'stop_on_signals', 'train']
+           'update', 'Adam', 'build', 'usable_cpus', 'thread_count', 'OtherLoad', 'Threads', 'LocalSource', 'Run',
+           'claim_run_dir', 'stop_on_signals', 'train']
 
 # %% ../nbs/05c_train.ipynb #a708a70c
 @dataclass
@@ -318,6 +320,64 @@ def build(cfg):
     if critic is not None: groups.append({'params': critic.parameters(), 'lr': cfg.critic_lr})
     return task, policy, critic, ref, Adam(groups)
 
+# %% ../nbs/05c_train.ipynb #ae6befaa
+def usable_cpus() -> int:
+    "CPUs this process may run on: its affinity set (`taskset`), capped by a cgroup's CPU quota (`docker --cpus`)."
+    n = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
+    try:
+        quota, period = Path('/sys/fs/cgroup/cpu.max').read_text().split()[:2]
+        if quota != 'max': n = min(n, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError): pass
+    return max(1, n)
+
+def thread_count(most: int, cpus: int, others: float) -> int:
+    ("Threads for the next step: at most `most`, and none on a core that other processes keep busy; `others` is "
+     "their use in CPUs (1.0: one core's worth), and a quarter of a core is tolerated (a browser that wakes now "
+     "and then).")
+    return max(1, min(most, int(cpus - others + 0.25)))
+
+# %% ../nbs/05c_train.ipynb #a59c0876
+class OtherLoad:
+    "CPUs' worth of time that other processes used on this process's CPUs since the previous call (Linux)."
+    def __init__(self):
+        self.cpus = os.sched_getaffinity(0) if hasattr(os, 'sched_getaffinity') else set(range(os.cpu_count() or 1))
+        self.last = self.sample()
+    def busy(self) -> float | None:
+        "Seconds the CPUs `self.cpus` have been busy since boot, for every process; None without /proc/stat."
+        try: stat = Path('/proc/stat').read_text().splitlines()
+        except OSError: return None
+        ticks = 0
+        for line in stat:
+            name, *fields = line.split()
+            if name[3:].isdigit() and name.startswith('cpu') and int(name[3:]) in self.cpus:
+                user, nice, system, idle, iowait, irq, softirq, steal = map(int, fields[:8])
+                ticks += user + nice + system + irq + softirq + steal
+        return ticks / os.sysconf('SC_CLK_TCK')
+    def sample(self) -> tuple:
+        own = os.times()
+        return time.monotonic(), self.busy(), own.user + own.system
+    def __call__(self, window: float = 0.2) -> float | None:
+        ("Others' use in CPUs since the previous call, or None when under `window` seconds have passed (too few "
+         "clock ticks to tell) or the machine does not say.")
+        (t0, busy0, own0), now = self.last, self.sample()
+        if now[1] is None or now[0] - t0 < window: return None
+        self.last = now
+        return max(0.0, (now[1] - busy0) - (now[2] - own0)) / (now[0] - t0)
+
+class Threads:
+    "torch's CPU thread count, refitted by `fit()` before each piece of work to the cores other processes leave idle."
+    def __init__(self, most: int):
+        self.most, self.load = max(1, min(most, usable_cpus())), OtherLoad()
+        self.n = self.most
+        torch.set_num_threads(self.n)
+    def fit(self) -> int:
+        "Set the count from others' use since the last fit (unchanged when too little time passed); returns it."
+        others = self.load() if self.most > 1 else None
+        if others is not None:
+            n = thread_count(self.most, len(self.load.cpus), others)
+            if n != self.n: torch.set_num_threads(n); self.n = n
+        return self.n
+
 # %% ../nbs/05c_train.ipynb #052d3123
 class LocalSource:
     "Batches made in this process by the objective (for RL: sampled by the policy being trained)."
@@ -336,7 +396,7 @@ class Run:
     "One run's objects and counters: what `train` steps, checkpoints and logs."
     def __init__(self, cfg, make_source: typing.Callable | None = None, world: Solo = SOLO):
         self.cfg, self.world, self.part = cfg, world, world.part(cfg)   # part: this process's share of each batch
-        torch.set_num_threads(cfg.threads)
+        self.threads = Threads(cfg.threads)          # fitted before each step to the idle cores
         self.task, self.policy, self.critic, self.ref, self.opt = build(self.part)
         self.objective = objective_of(cfg)
         self.learner = world.wrap(self.policy)       # what the loss calls: the policy, or its DDP wrapper
@@ -349,6 +409,7 @@ class Run:
         ("The naive loop's step: a seed, a batch, its advantages, the update, the new weights published. Returns the "
          "log's row, or why no batch came (the source stopped).")
         t0 = time.perf_counter()
+        n_threads = self.threads.fit()
         seed = int(torch.randint(2 ** 31 - 1, (1,), generator=self.generator))
         batch = self.source.next(self.policy, self.part, seed, self.world.generator(self.generator, seed))
         if self.world.any(batch is None):
@@ -368,7 +429,7 @@ class Run:
         return {'step': self.step, 'env_steps': self.env_steps, 'reward': float(reward_sum / n_seqs),
                 'ep_len': n_steps / n_seqs, 'logp_gap': math.nan, **d.stats, **stats, **batch.stats,
                 't_rollout': t1 - t0, 't_score': t_score, 't_update': t2 - t1 - t_score,
-                'steps_per_s': n_steps / (t1 - t0), **self.source.stats(d)}
+                'steps_per_s': n_steps / (t1 - t0), 'threads': n_threads, **self.source.stats(d)}
 
 # %% ../nbs/05c_train.ipynb #d5183a95
 @patch

@@ -42,11 +42,12 @@ def load_checkpoint(run_dir: str | os.PathLike) -> dict:
 # chosen_logp, rejected_logp, margin, pref_acc: DPO's and IPO's statistics per pair (chapter 09); empty for RL.
 # skipped: 1 when the step's batch had a non-finite loss or gradient and was not trained on (05c).
 # worker: which rollout worker supplied the batch, by the order the trainer first saw them (chapter 12b).
+# threads: torch's CPU threads during the step, fitted to the cores other processes leave idle (05c).
 LOG_COLUMNS = ['step', 'wall_time', 'env_steps', 'reward', 'ep_len', 'eval_return', 'loss', 'entropy', 'kl',
                'clip_frac', 'grad_norm', 'value_loss', 'logp_gap', 'chosen_logp', 'rejected_logp', 'margin',
                'pref_acc', 't_rollout', 't_score', 't_update', 't_other', 'steps_per_s', 'ratio_mean', 'ratio_max',
                'ratio_out', 'lag', 'dropped', 'rejected', 'queue', 'dead_groups', 'groups_drawn', 'groups_dead',
-               'groups_dropped', 'correct', 'skipped', 'worker']
+               'groups_dropped', 'correct', 'skipped', 'worker', 'threads']
 
 class CSVLog:
     "Write rows of metrics to `path`; when resuming, keep the rows up to step `keep_until` and continue after them."

@@ -14,7 +14,7 @@ from torch import Tensor
 from fastcore.basics import patch
 from .core import Batch
 from .config import TASKS, ConfigError, check_choice, check_rules, knob
-from .loop import draw, objective_of
+from .loop import Threads, draw, objective_of
 from .model import WeightsMismatch, load_weights
 from .snapshots import SnapshotSource, TrustConfig, sampler_precision
 from .wire import BATCH_META, BadRequest, batch_spec, batch_tensors, check_batch, pack, staleness_at_turn, unpack
@@ -469,13 +469,16 @@ def rollout_worker(cfg: ServeConfig, max_batches: int = 0, token: str | None = N
     client = Client(cfg.trainer_url, read_token(cfg) if token is None else token, cfg.patience)
     try: run = type(cfg).from_dict(client.json('/config'))
     except TrainerGone as e: raise ConfigError(str(e)) from None
-    torch.set_num_threads(cfg.threads)
+    threads = Threads(cfg.threads)     # refitted before each batch to the cores other processes leave idle
     task = TASKS[run.task]()
     policy, _ = task.setup(run)
     sampling = sampler(policy, task, run) if sampler else policy   # weights load into policy; it follows
     gen = torch.Generator().manual_seed(secrets.randbits(62))
     name, counts = worker_name(), {'accepted': 0, 'stale': 0, 'unfair': 0, 'refused': 0}
-    try: worker_loop(client, policy, lambda: sample_batch(task, sampling, policy, run, gen), name, counts, max_batches)
+    def sample() -> Batch:
+        threads.fit()
+        return sample_batch(task, sampling, policy, run, gen)
+    try: worker_loop(client, policy, sample, name, counts, max_batches)
     except (TrainerGone, TrainerFailed) as e:
         why = f"the trainer failed ({e})" if isinstance(e, TrainerFailed) else str(e)
         print(f"worker {name}: {why}; stopping with {counts}", file=sys.stderr, flush=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 from .core import aggregate, loss_norm
-from .loop import Prepared
+from .loop import Prepared, Threads, usable_cpus
 from .model import HFPolicy, build_model, build_tokenizer, join, save_model
 from .tasks import cache_dir, make_language_task
 from . import ifeval   # registers the 'ifeval' task (chapter 07a), so a tiny model can be built for it
@@ -36,15 +36,17 @@ def sft_loss(policy, batch: Prepared, loss_agg: str = 'token-mean', norm: float 
     return aggregate(-logp, batch.mask, loss_agg, loss_norm(batch.mask, loss_agg) if norm is None else norm)
 
 def sft(policy, prompts: list[str], completions: list[str], steps: int, batch_size: int = 64, lr: float = 3e-3,
-        seed: int = 0, progress: bool = True, state: dict | None = None, save=None, save_every: int = 100
-        ) -> list[float]:
+        seed: int = 0, progress: bool = True, state: dict | None = None, save=None, save_every: int = 100,
+        threads: Threads | None = None) -> list[float]:
     ("Supervised fine-tuning on (prompt, completion) pairs with Adam; returns the loss of every step. Every "
-     "`save_every` steps `save(sft_state(...))` is called; passing that `state` back continues where it stopped.")
+     "`save_every` steps `save(sft_state(...))` is called; passing that `state` back continues where it stopped. "
+     "`threads` (chapter 05c) is refitted before each step.")
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam([p for p in policy.parameters() if p.requires_grad], lr=lr)
     losses = load_sft_state(state, policy, opt, g) if state else []
     with tqdm(range(len(losses), steps), initial=len(losses), total=steps, disable=not progress, desc='sft') as bar:
         for _ in bar:
+            if threads: threads.fit()
             idx = torch.randint(len(prompts), (batch_size,), generator=g).tolist()
             loss = sft_loss(policy, encode_pairs(policy, [prompts[i] for i in idx], [completions[i] for i in idx]))
             opt.zero_grad(); loss.backward(); opt.step()
@@ -100,9 +102,9 @@ def recipe_key(task_name: str, seed: int, recipe: dict) -> str:
     return hashlib.sha256('\n'.join([*code, setting]).encode()).hexdigest()[:12]
 
 def build_threads() -> int:
-    "Threads of a build: 2, or 1 where the process may use one CPU only (`taskset -c 0`, a container of one CPU)."
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
-    return max(1, min(2, cpus))
+    ("The most threads a build runs on: 2, or 1 where the process may use one CPU only (`taskset -c 0`, a container "
+     "of one CPU). Fewer while other processes keep the CPUs busy (chapter 05c's `Threads`).")
+    return min(2, usable_cpus())
 
 def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: int | None = None,
                save_every: int = 100) -> Path:
@@ -157,7 +159,8 @@ def build_tiny(task_name: str, seed: int, recipe: dict, path: Path, progress: bo
     state = resume_state(partial)
     saved = state['step'] if state else 0
     _say(f"building the tiny {task_name} model once (seed {seed}, {steps} SFT steps, about "
-         f"{rough_time(task_name, steps)} on 2 idle cores) into {path} (NANORL_CACHE moves the cache)")
+         f"{rough_time(task_name, steps)} on 2 idle cores, longer beside other busy processes) into {path} "
+         f"(NANORL_CACHE moves the cache)")
     if state: _say(f"resuming the build from step {saved} of {steps}, saved in {partial}")
     def save(checkpoint: dict):
         nonlocal saved
@@ -169,10 +172,10 @@ def build_tiny(task_name: str, seed: int, recipe: dict, path: Path, progress: bo
         prompts, completions = [task.build_prompt(r) for r in rows], [gold_completion(task, r) for r in rows]
         tok = build_tokenizer([p + c for p, c in zip(prompts, completions)], vocab_size=recipe['vocab'])
         with torch.random.fork_rng():      # a build must not move the caller's random state (a cache hit would not)
-            torch.set_num_threads(build_threads())
+            threads = Threads(build_threads())
             policy = HFPolicy(build_model(tok, hidden=recipe['hidden'], layers=recipe['layers'], seed=seed), tok)
             sft(policy, prompts, completions, steps=steps, seed=seed, progress=progress, state=state, save=save,
-                save_every=save_every)
+                save_every=save_every, threads=threads)
         tmp = path.with_name(path.name + f'.tmp{os.getpid()}')
         save_model(policy.model, tok, tmp)
         os.replace(tmp, path)

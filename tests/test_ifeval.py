@@ -109,6 +109,9 @@ def reply(rng, kwargs):
 ADVERSARIAL = ['', ' ', '\x00\x01', '"', '""', '*' * 500, '* \n' * 200, 'A' * 2000, '(((((((', 'é' * 100, '\n' * 200,
                '[' * 2000, '******', '<<>>', '<<><>>', '***', '*\n*', 'p.s.', 'ǅ', 'My answer is yes.']
 
+# generated replies per id: 2,000 by default and in bench/ifeval_check.py (the full comparison); CI runs 400
+REPLIES = int(os.environ.get('NANORL_IFEVAL_REPLIES', '2000'))
+
 @pytest.mark.parametrize('instruction_id', sorted(ifeval.IFEVAL_CHECKS))
 def test_thousands_of_replies_get_the_benchmarks_verdict(instruction_id):
     utils = official_checks()
@@ -117,13 +120,14 @@ def test_thousands_of_replies_get_the_benchmarks_verdict(instruction_id):
         for iid, kw in zip(row['instruction_id_list'], row['kwargs']):
             if iid == instruction_id and not random_letter(iid, kw) and kw not in kwargs: kwargs.append(kw)
     rng, seen = random.Random(instruction_id), collections.Counter()
-    for k in range(2000 + len(ADVERSARIAL)):
+    for k in range(REPLIES + len(ADVERSARIAL)):
         kw = kwargs[k % len(kwargs)]
-        text = ADVERSARIAL[k - 2000] if k >= 2000 else reply(rng, kw)
-        loose = k % 8 == 0 or k >= 2000
+        text = ADVERSARIAL[k - REPLIES] if k >= REPLIES else reply(rng, kw)
+        loose = k % 8 == 0 or k >= REPLIES
         ours = (ifeval.follows_loose if loose else ifeval.follows)(instruction_id, kw, text)
         try: theirs = official(utils, instruction_id, kw, text, loose)
         except RecursionError: theirs = 'raised'      # JSON nested deeper than Python parses: IFEval has no verdict
-        assert ours == theirs or (theirs == 'raised' and k >= 2000 and ours is False), (kw, text, loose)
+        assert ours == theirs or (theirs == 'raised' and k >= REPLIES and ours is False), (kw, text, loose)
         seen[ours] += 1
-    assert seen[True] >= 20 and seen[False] >= 20, seen    # both verdicts drawn, or the replies test nothing
+    need = min(20, REPLIES // 20)
+    assert seen[True] >= need and seen[False] >= need, seen    # both verdicts drawn, or the replies test nothing
