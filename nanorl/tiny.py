@@ -69,7 +69,7 @@ def load_sft_state(state: dict, policy, opt, g: torch.Generator) -> list[float]:
 TINY_RECIPE = {'countdown': dict(hidden=96, layers=4, sft_steps=1500, sft_rows=8049, vocab=320),
                'gsm8k': dict(hidden=96, layers=4, sft_steps=300, sft_rows=350, vocab=320),
                'ifeval': dict(hidden=96, layers=4, sft_steps=150, sft_rows=2100, vocab=1024)}
-# SFT steps a second on 2 idle cores: countdown and ifeval on a 2-core AMD EPYC (countdown: 15 on a Xeon), gsm8k on a Xeon
+# SFT steps a second on 2 idle cores: countdown and ifeval on an AMD EPYC (countdown: 15 on a Xeon), gsm8k on a Xeon
 BUILD_RATE = {'countdown': 10, 'gsm8k': 6, 'ifeval': 2}
 
 def sft_rows(task, name: str) -> list[dict]:
