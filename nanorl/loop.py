@@ -12,7 +12,8 @@ import torch
 from torch import Tensor
 from tqdm import tqdm
 from fastcore.basics import patch
-from .core import Batch, aggregate, loss_norm, masked_mean, masked_sum, masked_whiten, micro_batches, zeroed
+from .core import (Batch, aggregate, loss_norm, masked_mean, masked_sum, masked_whiten, micro_batches,
+                         zero_padding, zeroed)
 from .algos import dead_groups, estimate_advantage, outcome_score
 from .loss import kl_penalty, ppo_loss, value_loss
 from .config import OBJECTIVES, TASKS, ConfigError, LoopConfig, to_yaml
@@ -58,11 +59,15 @@ class Prepared:
         return self.obs[s], self.act[s], None if self.obs_mask is None else self.obs_mask[s]
     def trimmed(self) -> Prepared:
         ("The same rows without the columns that are padding in all of them: the steps after the last real one "
-         "and, for token rows, the left padding every prompt has. No real step's loss changes.")
+         "and, for token rows, the left padding every prompt has. No real step's loss changes. Every value the "
+         "mask excludes (padding, an environment's tokens) becomes exactly 0, so it can reach neither the loss nor, "
+         "through `0 * NaN`, the gradient (chapter 01).")
         T = self.mask.shape[1]
         end = int(self.mask.any(0).nonzero().max()) + 1 if self.mask.any() else T
-        steps = {k: v[:, :end] for k in STEP_FIELDS if (v := getattr(self, k)) is not None}
-        if self.obs_mask is None: return replace(self, obs=self.obs[:, :end], **steps)
+        mask = self.mask[:, :end]
+        steps = {k: v[:, :end] if k in ('act', 'mask') else zero_padding(v[:, :end], mask)
+                 for k in STEP_FIELDS if (v := getattr(self, k)) is not None}
+        if self.obs_mask is None: return replace(self, obs=zero_padding(self.obs[:, :end], mask), **steps)
         prompt = self.obs.shape[1] - T      # a column before the completion stays: it predicts the first token
         start = min(int(self.obs_mask.any(0).nonzero().min()), max(prompt - 1, 0))
         stop = self.obs.shape[1] - (T - end)
@@ -84,6 +89,7 @@ def one_pass(cfg) -> bool:
 def prepare(batch: Batch, policy, critic, ref, cfg, rescore: bool = True) -> Prepared:
     ("The batch as `[P*G, T]` rows, with old_logp, advantage and, when used, returns, old_value and ref_logp. "
      "`rescore=False` leaves old_logp to the update's own forward pass (`compute_loss`).")
+    batch = zeroed(batch)                  # what a sampler left on padding enters no forward pass
     d = Prepared.of(batch)
     if rescore:
         d.old_logp = score_all(policy, *d.inputs(), size=cfg.micro_batch)
@@ -91,7 +97,8 @@ def prepare(batch: Batch, policy, critic, ref, cfg, rescore: bool = True) -> Pre
     if ref is not None: d.ref_logp = score_all(ref, *d.inputs(), size=cfg.micro_batch)
     shape, value, last_value = batch.act.shape, None, None
     if critic is not None:   # values under the critic that saw the batch: the targets stay fixed through the update
-        d.old_value = torch.cat([critic(*d.inputs(s)) for s in micro_batches(len(d), cfg.micro_batch)]) * d.mask
+        d.old_value = zero_padding(torch.cat([critic(*d.inputs(s)) for s in micro_batches(len(d), cfg.micro_batch)]),
+                                   d.mask)
         value = d.old_value.view(shape)
         last_value = torch.zeros(shape[:2]) if batch.terminated.all() else critic(batch.last_obs).view(shape[:2])
     adv, returns = estimate_advantage(cfg.algo, batch, value=value, last_value=last_value, gamma=cfg.gamma, lam=cfg.lam)
@@ -105,7 +112,7 @@ def prepare(batch: Batch, policy, critic, ref, cfg, rescore: bool = True) -> Pre
 def compute_loss(policy, critic, mb: Prepared, norm: float, cfg) -> tuple[Tensor, dict]:
     "Aggregated loss of one micro-batch, and per-step statistics summed over its real steps."
     mb = mb.trimmed()
-    logp, ent = policy.score(*mb.inputs())
+    logp, ent = (zero_padding(x, mb.mask) for x in policy.score(*mb.inputs()))
     old_logp = logp.detach() if mb.old_logp is None else mb.old_logp    # None: the weights that sampled are these
     pg, clipped = ppo_loss(logp, old_logp, mb.advantage, cfg.clip_eps, cfg.clip_eps_high, cfg.dual_clip)
     per_step = pg - cfg.ent_coef * ent
@@ -113,7 +120,7 @@ def compute_loss(policy, critic, mb: Prepared, norm: float, cfg) -> tuple[Tensor
     stats = {'entropy': ent, 'clip_frac': clipped, 'kl': kl_penalty(old_logp, logp, 'k3')}   # KL(old || current)
     if mb.old_logp is None: stats['logp_gap'] = (old_logp - mb.logp).abs()
     if critic is not None:
-        vl = value_loss(critic(*mb.inputs()), mb.old_value, mb.returns, cfg.vf_clip)
+        vl = value_loss(zero_padding(critic(*mb.inputs()), mb.mask), mb.old_value, mb.returns, cfg.vf_clip)
         per_step = per_step + cfg.vf_coef * vl
         stats['value_loss'] = vl
     loss = aggregate(per_step, mb.mask, cfg.loss_agg, norm)
