@@ -1,7 +1,7 @@
 """Chapter 07a's IFEval checks against lm-evaluation-harness's at full size: 2,000 generated replies per id.
 
     python bench/ifeval_check.py            # 2,000 replies per id -> bench/results/ifeval_check.md
-    python bench/ifeval_check.py --quick    # CI: 20 replies per id, results in a temporary folder
+    python bench/ifeval_check.py --quick    # CI: 100 replies per id, results in a temporary folder
 
 Runs `tests/test_ifeval.py` (its reference checkers: NANORL_IFEVAL_REF, as `.ci/run` installs them) with
 NANORL_IFEVAL_REPLIES set to the size asked for. CI's pytest runs the same test at 400 replies per id; this is the
@@ -16,9 +16,9 @@ sys.path.insert(0, str(ROOT / 'bench'))
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--replies', type=int, default=2000, help='generated replies per instruction id')
-    ap.add_argument('--quick', action='store_true', help='CI: 20 replies per id, results in a temporary folder')
+    ap.add_argument('--quick', action='store_true', help='CI: 100 replies per id, results in a temporary folder')
     args = ap.parse_args()
-    if args.quick: args.replies = 20
+    if args.quick: args.replies = 100
     results = Path(tempfile.mkdtemp(prefix='bench_ifeval_check_')) if args.quick else ROOT / 'bench/results'
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, '-m', 'pytest', 'tests/test_ifeval.py', '-q', '-p', 'no:cacheprovider',

@@ -129,5 +129,5 @@ def test_thousands_of_replies_get_the_benchmarks_verdict(instruction_id):
         except RecursionError: theirs = 'raised'      # JSON nested deeper than Python parses: IFEval has no verdict
         assert ours == theirs or (theirs == 'raised' and k >= REPLIES and ours is False), (kw, text, loose)
         seen[ours] += 1
-    need = min(20, REPLIES // 20)
+    need = max(1, REPLIES // 100)           # 20 of the full 2,000: every id draws both verdicts that often
     assert seen[True] >= need and seen[False] >= need, seen    # both verdicts drawn, or the replies test nothing
