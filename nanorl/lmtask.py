@@ -90,6 +90,9 @@ class LanguageTask:
     def summary(self, log: dict, cfg) -> str:
         "Held-out accuracy at the start, at its peak and at the end, with Fisher's p of the end against the start."
         r = rung_report(log, cfg.n_eval)
+        if r['final_step'] == r['start_step']:      # stopped before its first evaluation: no final figure to give
+            return (f"held-out accuracy on {cfg.n_eval}: start {r['start']:.3f}; no evaluation since (one every "
+                    f"{cfg.eval_every} steps)")
         return (f"held-out accuracy on {cfg.n_eval}: start {r['start']:.3f}, peak {r['peak']:.3f} "
                 f"(step {r['peak_step']}), final {r['final']:.3f}; Fisher one-sided p (final > start) = "
                 f"{r['p_final']:.2g}, (peak > start) = {r['p_peak']:.2g}")
@@ -100,7 +103,7 @@ def rung_report(log: dict, n: int) -> dict:
     (s0, a0), (sf, af) = evals[0], evals[-1]
     sp, ap = max(evals, key=lambda e: e[1])
     k = lambda a: round(a * n)
-    return {'start': a0, 'peak': ap, 'peak_step': sp, 'final': af, 'final_step': sf,
+    return {'start': a0, 'start_step': s0, 'peak': ap, 'peak_step': sp, 'final': af, 'final_step': sf,
             'p_final': fisher_exact(k(a0), n, k(af), n), 'p_peak': fisher_exact(k(a0), n, k(ap), n)}
 
 # %% ../nbs/08a_lmtask.ipynb #8a000005

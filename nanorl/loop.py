@@ -374,15 +374,18 @@ class OtherLoad:
 class Threads:
     "torch's CPU thread count, refitted by `fit()` before each piece of work to the cores other processes leave idle."
     def __init__(self, most: int):
-        self.most, self.load = max(1, min(most, usable_cpus())), OtherLoad()
+        self.most, self.load, self.owned = max(1, min(most, usable_cpus())), OtherLoad(), False
         self.n = self.most
         torch.set_num_threads(self.n)
     def fit(self) -> int:
         "Set the count from others' use since the last fit (unchanged when too little time passed); returns it."
-        others = self.load() if self.most > 1 else None
+        others = self.load() if self.most > 1 and not self.owned else None
         if others is not None:
             n = thread_count(self.most, len(self.load.cpus), others)
-            if n != self.n: torch.set_num_threads(n); self.n = n
+            if n != self.n:
+                torch.set_num_threads(n)
+                # a count that did not take belongs to someone else (vLLM on a CPU binds its threads): leave it
+                self.n, self.owned = torch.get_num_threads(), torch.get_num_threads() != n
         return self.n
 
 # %% ../nbs/05c_train.ipynb #052d3123

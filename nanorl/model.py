@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_model.ipynb #9a13e958
 from __future__ import annotations
-import contextlib, importlib.util, math, os, socket, typing, warnings
+import contextlib, importlib.util, math, os, socket, sys, typing, warnings
 from urllib.parse import urlsplit
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -17,15 +17,26 @@ from .control import gumbel
 from .config import ConfigError, LoopConfig, check_choice, check_rules, knob
 
 # %% auto #0
-__all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'LM_EXTRA', 'LM_KNOBS', 'build_tokenizer', 'build_model', 'save_model',
-           'ModelLoadError', 'hub_reachable', 'first_line', 'load_pretrained', 'stop_token_ids', 'checkpointing',
-           'HFPolicy', 'left_pad', 'positions', 'evaluating', 'cache_name', 'distinct_rows', 'Decoding', 'device_noise',
-           'cat_chunks', 'cache_off', 'join', 'add_lora', 'weights_of', 'WeightsMismatch', 'check_weights',
-           'load_weights', 'LMConfig', 'check_device']
+__all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'LM_EXTRA', 'LM_KNOBS', 'stdout_to_stderr', 'build_tokenizer', 'build_model',
+           'save_model', 'ModelLoadError', 'hub_reachable', 'first_line', 'load_pretrained', 'stop_token_ids',
+           'checkpointing', 'HFPolicy', 'left_pad', 'positions', 'evaluating', 'cache_name', 'distinct_rows',
+           'Decoding', 'device_noise', 'cat_chunks', 'cache_off', 'join', 'add_lora', 'weights_of', 'WeightsMismatch',
+           'check_weights', 'load_weights', 'missing_lm_extra', 'LMConfig', 'check_device']
 
 # %% ../nbs/06_model.ipynb #269b0322
 PAD, EOS = '<pad>', '<eos>'
 TAGS = ['<answer>', '</answer>']
+
+@contextlib.contextmanager
+def stdout_to_stderr():
+    ("While the block runs, what native code writes to file descriptor 1 goes to 2: the `tokenizers` trainer writes "
+     "blank lines to stdout when it is not a terminal, and a command's stdout must hold only what it returns.")
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1); yield
+    finally:
+        sys.stdout.flush(); os.dup2(saved, 1); os.close(saved)
 
 def build_tokenizer(texts: list[str], vocab_size: int = 320):
     "A byte-level BPE `PreTrainedTokenizerFast` trained on `texts` with Qwen2's text splitting (one token per digit)."
@@ -34,8 +45,9 @@ def build_tokenizer(texts: list[str], vocab_size: int = 320):
     qwen2 = Qwen2Tokenizer(vocab={PAD: 0}, merges=[]).backend_tokenizer
     tok = Tokenizer(models.BPE())
     tok.normalizer, tok.pre_tokenizer, tok.decoder = qwen2.normalizer, qwen2.pre_tokenizer, qwen2.decoder
-    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[PAD, EOS],
-                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    with stdout_to_stderr():
+        tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[PAD, EOS],
+                                                           initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     tok.add_tokens(TAGS)
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token=PAD, eos_token=EOS)
 
@@ -378,6 +390,12 @@ def load_weights(policy: nn.Module, state: dict[str, Tensor]):
 # %% ../nbs/06_model.ipynb #b0a11005
 LM_EXTRA = ('transformers', 'tokenizers', 'peft')   # imported only when a model is loaded: the lm extra
 
+def missing_lm_extra() -> str:
+    "'' when the lm extra is installed, else a sentence naming the missing packages and the install command."
+    missing = [m for m in LM_EXTRA if importlib.util.find_spec(m) is None]
+    return (f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed; install the lm extra: "
+            f"pip install -e '.[lm]'") if missing else ''
+
 @dataclass
 class LMConfig(LoopConfig):
     "The language model's knobs (chapter 06)."
@@ -397,10 +415,8 @@ class LMConfig(LoopConfig):
         super().check()
         check_choice('dtype', self.dtype, ('float32', 'bfloat16'))
         check_choice('device', self.device, ('cpu', 'cuda'))
-        missing = [m for m in LM_EXTRA if importlib.util.find_spec(m) is None] if self.task_kind == 'language' else []
-        if missing:
-            raise ConfigError(f"task {self.task} needs {', '.join(missing)}, which are not installed; "
-                              f"install the lm extra: pip install -e '.[lm]'")
+        if self.task_kind == 'language' and (why := missing_lm_extra()):
+            raise ConfigError(f"task {self.task} needs a language model: {why}")
         check_rules(self, [('gen_batch_size', lambda v: v >= 0, "0 (off) or positive"),
                            ('lora_rank', lambda v: v >= 0, "0 (off) or positive"),
                            ('n_eval', lambda v: v >= 1, "at least 1"),

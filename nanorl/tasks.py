@@ -20,7 +20,8 @@ __all__ = ['RewardFn', 'ANSWER_OPEN', 'ANSWER_CLOSE', 'MAX_EXPR_LEN', 'MAX_DEPTH
            'format_reward', 'safe_eval', 'make_countdown_rows', 'countdown_answer_reward', 'countdown_closeness_reward',
            'CountdownTask', 'cache_dir', 'countdown_rows', 'countdown_task', 'parse_number', 'gsm8k_answer_reward',
            'write_gsm8k_mini', 'load_gsm8k', 'GSM8KTask', 'gsm8k_task', 'make_task', 'make_language_task',
-           'load_function', 'load_rows', 'FileTask', 'data_task', 'heldout_accuracy', 'pass_at_k', 'fisher_exact']
+           'load_function', 'bad_jsonl_line', 'load_rows', 'FileTask', 'data_task', 'heldout_accuracy', 'pass_at_k',
+           'fisher_exact']
 
 # %% ../nbs/07_tasks.ipynb #55f70097
 RewardFn = Callable[[str, str, object], float]   # fn(prompt, completion, answer) -> float; must never raise
@@ -434,6 +435,16 @@ def load_function(spec: str, what: str = 'function') -> Callable:
 # %% ../nbs/07_tasks.ipynb #0b0e805a
 DATA_FORMATS = {'.jsonl': 'json', '.json': 'json', '.csv': 'csv', '.parquet': 'parquet'}
 
+def bad_jsonl_line(path: Path) -> str:
+    "Where a JSONL file stops holding one JSON object a line, counted as an editor counts lines; '' if nowhere."
+    with open(path, encoding='utf-8', errors='replace', newline=None) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip(): continue
+            try: row = json.loads(line.rstrip('\n'))
+            except json.JSONDecodeError as e: return f"line {n}: not JSON ({e.msg}, column {e.colno})"
+            if not isinstance(row, dict): return f"line {n}: a JSON {type(row).__name__}, not an object of columns"
+    return ''
+
 def _read_rows(source: str) -> list[dict]:
     import datasets
     path = Path(source)
@@ -444,7 +455,8 @@ def _read_rows(source: str) -> list[dict]:
         if path.stat().st_size == 0: raise ValueError(f"data file {source!r} is empty; it needs one row per prompt")
         try: return datasets.load_dataset(DATA_FORMATS[path.suffix], data_files=str(path), split='train').to_list()
         except Exception as e:
-            why = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+            why = (path.suffix == '.jsonl' and bad_jsonl_line(path)) or (
+                str(e).splitlines()[0][:200] if str(e) else type(e).__name__)
             raise ValueError(f"data file {source!r} cannot be read as {path.suffix[1:]}: {why}") from None
     if not _hub_reachable():
         raise ValueError(f"data {source!r} is not a file here, and the hub is unreachable to look for a dataset of "

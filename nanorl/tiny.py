@@ -10,7 +10,7 @@ import torch
 from tqdm import tqdm
 from .core import aggregate, loss_norm
 from .loop import Prepared, Threads, usable_cpus
-from .model import HFPolicy, build_model, build_tokenizer, join, save_model
+from .model import HFPolicy, build_model, build_tokenizer, join, missing_lm_extra, save_model
 from .tasks import cache_dir, make_language_task
 from . import ifeval   # registers the 'ifeval' task (chapter 07a), so a tiny model can be built for it
 
@@ -210,6 +210,7 @@ def main(argv: list[str] | None = None):
     args = ap.parse_args(argv)
     if args.task is None: ap.error(f"name the task to build: {', '.join(sorted(TINY_RECIPE))}")
     if args.save_every < 1: ap.error(f"--save_every must be 1 or more, got {args.save_every}")
+    if why := missing_lm_extra(): sys.exit(f"nanorl.tiny: building a model: {why}")
     try: print(tiny_model(args.task, args.seed, sft_steps=args.sft_steps, save_every=args.save_every))
     except KeyboardInterrupt as e:
         print(f"nanorl.tiny: {e or 'stopped before the build began'}", file=sys.stderr); sys.exit(130)

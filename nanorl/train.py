@@ -124,7 +124,12 @@ def config_from_argv(argv: list[str]) -> tuple[Config, str | None]:
         saved = {k: v for k, v in load_checkpoint(resume)['config'].items() if k in Config.keys()}
         base = {**saved, 'out_dir': str(Path(resume).parent), 'name': Path(resume).name}
     if cfg_file: base = {**base, **load_yaml(cfg_file)}
-    return from_dict(over, base=base), resume
+    try: return from_dict(over, base=base), resume
+    except ConfigError as e:
+        kept = [k for k in base if k not in over and f"{k} is" in str(e)] if resume else []
+        if not kept: raise
+        raise ConfigError(f"{e} ({kept[0]} {base[kept[0]]!r} is the saved value of the run being resumed, {resume}; "
+                          f"pass --{kept[0]} to change it)") from None
 
 # %% ../nbs/90_cli.ipynb #aab16a1e
 EXIT_CODES = {'solved': 0, 'steps': 0, 'SIGINT': 130, 'SIGTERM': 143}   # anything else (idle_timeout): 1
@@ -139,7 +144,8 @@ def ending(row: dict, cfg: Config, took: float) -> str:
     start, before = row.get('start_step', 0), row.get('start_wall_time', 0.0)
     trained = f"training {row.get('wall_time', before) - before:.1f}s"
     if start: trained += f" from step {start} ({row.get('wall_time', before):.1f}s in all)"
-    return f"nanorl: {why} -> {cfg.run_dir}; {trained}, the command {took:.1f}s"
+    where = f" -> {cfg.run_dir}" if end in ('solved', 'steps') else ''     # a stop names it in `why` already
+    return f"nanorl: {why}{where}; {trained}, the command {took:.1f}s"
 
 # %% ../nbs/90_cli.ipynb #b576124b
 def report(line: str, world: Solo, code: int) -> int:

@@ -174,3 +174,13 @@ def test_ctrl_c_while_the_tiny_model_builds_is_one_line(tmp_path):
     assert re.fullmatch(r"nanorl: interrupted: stopped building tiny-countdown-s0-\S+; (its checkpoint at step \d+ "
                         r"of 1500 is in \S+\.partial, and the next build resumes from it|no checkpoint yet \(one every "
                         r"100 steps\), so the next build starts over)", lines[-1]), lines
+
+def test_a_bad_value_kept_from_the_resumed_run_says_where_it_came_from(nanorl_cli, tmp_path):
+    "`--resume` with `--algo grpo` on a REINFORCE run: group_size 1 is the saved run's, and the error says so."
+    p = nanorl_cli('--steps', '2', '--out_dir', str(tmp_path), '--name', 'r', '--progress', 'false')
+    assert p.returncode == 0, p.stderr[-2000:]
+    p = nanorl_cli('--resume', str(tmp_path / 'r'), '--algo', 'grpo', '--steps', '4')
+    err = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(err) == 1, p.stderr[-2000:]
+    assert "group_size is 1" in err[0] and f"is the saved value of the run being resumed, {tmp_path / 'r'}" in err[0]
+    assert "pass --group_size to change it" in err[0]

@@ -72,3 +72,27 @@ def test_interrupted_build_resumes_to_the_same_weights(tmp_path):
     assert f'nanorl.tiny: resuming the build from step {saved} of {STEPS}' in notes(err)[1]
     assert weights_sha(cache) == whole                       # bit for bit the uninterrupted build's weights
     assert not checkpoint.parent.exists()
+
+def test_the_folder_alone_on_stdout_from_an_empty_cache(tmp_path):
+    ("The README's `--model \"$(python -m nanorl.tiny countdown)\"` from an empty cache: stdout holds the folder "
+     "alone (the tokenizer trainer's blank lines go to stderr), so the shell substitution names a model that loads.")
+    script = (f'm="$("{sys.executable}" -m nanorl.tiny countdown --sft_steps 5)" && test -f "$m/config.json" && '
+              f'printf %s "$m"')
+    p = subprocess.run(['bash', '-c', script], cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, 'NANORL_CACHE': str(tmp_path / 'cache')})
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout == str(next((tmp_path / 'cache').glob('tiny-countdown-s0-sft5-*'))), repr(p.stdout)
+
+def test_without_the_lm_extra_one_line_names_it(tmp_path):
+    ("Without transformers, `python -m nanorl.tiny countdown` says in one line which extra to install, and builds "
+     "nothing. The package is hidden from the import system's search (a venv without the extra costs a minute of "
+     "installs); everything else runs as a user's command would.")
+    hide = ("import importlib.util as u, runpy, sys; find = u.find_spec\n"
+            "u.find_spec = lambda name, *a: None if name == 'transformers' else find(name, *a)\n"
+            "sys.argv = ['nanorl.tiny', 'countdown']; runpy.run_module('nanorl.tiny', run_name='__main__')")
+    p = subprocess.run([sys.executable, '-c', hide], cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, 'NANORL_CACHE': str(tmp_path / 'cache')})
+    assert p.returncode == 1 and p.stdout == '', (p.returncode, p.stdout, p.stderr)
+    assert p.stderr.strip().splitlines() == [
+        "nanorl.tiny: building a model: transformers is not installed; install the lm extra: pip install -e '.[lm]'"]
+    assert not (tmp_path / 'cache').exists()
