@@ -88,9 +88,12 @@ def plot_runs(runs: list, y: str = 'eval_return', x: str = 'step', ax=None, labe
     ax.set_xlabel(x); ax.set_ylabel(y); ax.legend(fontsize=8)
     return ax
 
-def time_breakdown(log: dict) -> str:
-    "One line: seconds and share of the run spent in rollout, scoring, update and the rest (evaluation, logging)."
-    parts = {k: sum(v for v in log[f't_{k}'] if not math.isnan(v)) for k in ('rollout', 'score', 'update', 'other')}
+def time_breakdown(log: dict, after: int = 0) -> str:
+    ("One line: seconds and share of the steps after step `after` (a resume's start, so that the line covers one "
+     "command) spent in rollout, scoring, update and the rest (evaluation, logging).")
+    mine = [i for i, s in enumerate(log['step']) if s > after]
+    parts = {k: sum(v for i in mine if not math.isnan(v := log[f't_{k}'][i]))
+             for k in ('rollout', 'score', 'update', 'other')}
     total = sum(parts.values()) or 1.0
     return "time per part: " + ", ".join(f"{k} {v:.1f}s ({v / total:.0%})" for k, v in parts.items())
 

@@ -173,7 +173,7 @@ def run(argv: list[str], world: Solo) -> int:
     except KeyboardInterrupt as e:                      # before training began, or a second Ctrl-C during a step
         return report(f"nanorl: interrupted ({e or 'Ctrl-C'}); what the last checkpoint holds is kept", world, 130)
     if world.rank == 0:
-        print(time_breakdown(read_log(cfg.run_dir)))
+        print(time_breakdown(read_log(cfg.run_dir), row.get('start_step', 0)))    # this command's steps
         print(ending(row, cfg, time.perf_counter() - STARTED), flush=True)
     return EXIT_CODES.get(row['end'], 1)
 
