@@ -167,7 +167,9 @@ def load_yaml(path: str | os.PathLike) -> dict:
         where = f"{p}:{mark.line + 1}:{mark.column + 1}" if mark else str(p)
         why = getattr(e, 'problem', None) or e
         raise ConfigError(f"{where}: not valid YAML: {why}; each line is 'key: value'") from None
-    if d is None: return {}
+    if d is None:
+        raise ConfigError(f"config file {str(p)!r} is empty (or holds only comments): write key: value lines such as "
+                          f"'algo: ppo', or drop --config to train the default run")
     if not isinstance(d, dict):
         raise ConfigError(f"config file {str(p)!r} must hold a mapping of key: value lines, got a {type(d).__name__}")
     return d
