@@ -81,7 +81,8 @@ def test_the_folder_alone_on_stdout_from_an_empty_cache(tmp_path):
     p = subprocess.run(['bash', '-c', script], cwd=ROOT, capture_output=True, text=True,
                        env={**os.environ, 'NANORL_CACHE': str(tmp_path / 'cache')})
     assert p.returncode == 0, p.stderr[-2000:]
-    assert p.stdout == str(next((tmp_path / 'cache').glob('tiny-countdown-s0-sft5-*'))), repr(p.stdout)
+    (folder,) = [d for d in (tmp_path / 'cache').glob('tiny-countdown-s0-sft5-*') if d.is_dir()]   # not its .lock
+    assert p.stdout == str(folder), repr(p.stdout)
 
 def test_without_the_lm_extra_one_line_names_it(tmp_path):
     ("Without transformers, `python -m nanorl.tiny countdown` says in one line which extra to install, and builds "
