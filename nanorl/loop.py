@@ -366,9 +366,10 @@ class OtherLoad:
     def __call__(self, window: float = 0.2) -> float | None:
         ("Others' use in CPUs since the previous call, or None when under `window` seconds have passed (too few "
          "clock ticks to tell) or the machine does not say.")
-        (t0, busy0, own0), now = self.last, self.sample()
-        if now[1] is None or now[0] - t0 < window: return None
-        self.last = now
+        t0, busy0, own0 = self.last
+        if time.monotonic() - t0 < window: return None       # no /proc/stat read on a step that cannot use it
+        now = self.last = self.sample()
+        if now[1] is None: return None
         return max(0.0, (now[1] - busy0) - (now[2] - own0)) / (now[0] - t0)
 
 class Threads:
@@ -385,7 +386,8 @@ class Threads:
             if n != self.n:
                 torch.set_num_threads(n)
                 # a count that did not take belongs to someone else (vLLM on a CPU binds its threads): leave it
-                self.n, self.owned = torch.get_num_threads(), torch.get_num_threads() != n
+                got = torch.get_num_threads()
+                self.n, self.owned = got, got != n
         return self.n
 
 # %% ../nbs/05c_train.ipynb #052d3123
