@@ -337,7 +337,8 @@ def test_batch_of_a_dead_trainer_is_refused_after_restart(tmp_path):
     assert s['trained'] == 0 and s['version'] == 5 and s['run'] != old['run'] and balanced(s)
     submit_valid(c, ok)
     wait_for(lambda: version(c) == 6, what='a step on a valid batch')
-    assert read_log(tmp_path / 't')['step'][-1] == 6
+    # the step publishes its weights before it writes its row: wait for the row too
+    wait_for(lambda: read_log(tmp_path / 't')['step'][-1] == 6, every=0.05, what="step 6's row in the log")
     stop(t)
 
 def test_sigterm_finishes_the_step_and_checkpoints(tmp_path):
