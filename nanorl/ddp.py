@@ -49,6 +49,9 @@ class Ranks(Solo):
             local = int(os.environ.get('LOCAL_RANK', 0))
             if local < torch.cuda.device_count(): torch.cuda.set_device(local)   # more ranks than GPUs: CPU work
             dist.init_process_group('cpu:gloo,cuda:nccl' if torch.cuda.is_available() else 'gloo', timeout=WAIT)
+            # every rank has joined before any goes on: one that fails its config check at once and leaves cannot
+            # cut another's connections while it still sets them up
+            dist.all_reduce(torch.zeros(1))
         self.rank, self.size = dist.get_rank(), dist.get_world_size()
 
     def wrap(self, module): return ScoredByDDP(module) if hasattr(module, 'score') else ddp(module)

@@ -191,6 +191,7 @@ def main(argv: list[str] | None = None):
     # every way `run` ends but a config error (2) is reached by all ranks at the same step (they decide together
     # to stop, to skip, to give up on a source): only then may a rank wait for the others in `close`
     if code != 2: world.close()
+    elif world.rank: time.sleep(2)    # a config error: rank 0 says why and leaves first, so torchrun names its line
     sys.stdout.flush(); sys.stderr.flush()
     os._exit(code)
 
