@@ -17,13 +17,13 @@ from .core import (Batch, aggregate, loss_norm, masked_mean, masked_sum, masked_
 from .algos import dead_groups, estimate_advantage, outcome_score
 from .loss import kl_penalty, ppo_loss, value_loss
 from .config import OBJECTIVES, TASKS, ConfigError, LoopConfig, to_yaml
-from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint
+from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint, write_curves
 
 # %% auto #0
 __all__ = ['STEP_FIELDS', 'RL', 'SOLO', 'ADAM_FIXED', 'PRESETS', 'Prepared', 'score_all', 'one_pass', 'prepare', 'compute_loss',
            'pick_groups', 'cat_groups', 'draw', 'Objective', 'objective_of', 'NonFiniteLoss', 'Solo', 'backward',
            'update', 'Adam', 'build', 'usable_cpus', 'thread_count', 'OtherLoad', 'Threads', 'LocalSource', 'Run',
-           'claim_run_dir', 'stop_on_signals', 'train']
+           'claim_run_dir', 'stop_on_signals', 'next_eval_in', 'train']
 
 # %% ../nbs/05c_train.ipynb #a708a70c
 @dataclass
@@ -494,6 +494,10 @@ def stop_on_signals(source):
         for s, h in old.items(): signal.signal(s, h)
 
 # %% ../nbs/05c_train.ipynb #5adb2c18
+def next_eval_in(step: int, cfg, seconds_per_step: float) -> float:
+    "Seconds to the next greedy evaluation at this pace, for the progress bar."
+    return min(cfg.eval_every - step % cfg.eval_every, cfg.steps - step) * seconds_per_step
+
 def train(cfg, resume: str | None = None, make_source: typing.Callable | None = None, world: Solo = SOLO) -> dict:
     ("Train with `cfg`, continuing from the run directory `resume` if given; returns the last row of the log, "
      "with `end`: why the run ended (solved, steps, a signal's name, or the source's reason), and where this "
@@ -537,7 +541,9 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
                 row['wall_time'] = time.perf_counter() - t_start
                 row['t_other'] = time.perf_counter() - t2        # evaluation, mostly
                 if lead: log.write(row)
-                bar.set_postfix(reward=f"{row['reward']:.3g}", eval=f"{last_eval:.3g}")
+                pace = (row['wall_time'] - wall0) / (run.step - start)
+                bar.set_postfix(reward=f"{row['reward']:.3g}", eval=f"{last_eval:.3g}",
+                                next_eval=f"{next_eval_in(run.step, cfg, pace):.0f}s")
                 end = world.decide('solved' if solved else run.source.stopping or end)
                 if (run.step % cfg.save_every == 0 or run.step == cfg.steps or end != 'steps'
                         or skips >= cfg.max_skips):
@@ -553,6 +559,7 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
     finally:
         run.source.close(error); run.task.close(); bar.close()
         if log: log.close()
+        if lead: write_curves(cfg.run_dir)
     if lead: print(run.task.summary(read_log(cfg.run_dir), cfg))
     return {**row, 'end': end, 'start_step': start, 'start_wall_time': wall0}
 

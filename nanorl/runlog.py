@@ -4,15 +4,16 @@
 
 # %% ../nbs/05b_runlog.ipynb #5b000004
 from __future__ import annotations
-import csv, math, os
+import csv, math, os, sys
 from dataclasses import asdict
 from pathlib import Path
 import torch
-from .config import ConfigError
+from .config import ConfigError, load_yaml
 
 # %% auto #0
-__all__ = ['CKPT', 'LOG_COLUMNS', 'save_checkpoint', 'load_checkpoint', 'CSVLog', 'read_log', 'smooth', 'plot_runs',
-           'time_breakdown', 'flow_diagram', 'loop_diagram', 'show_result', 'result_tables', 'show_tables']
+__all__ = ['CKPT', 'LOG_COLUMNS', 'CURVES', 'PANELS', 'save_checkpoint', 'load_checkpoint', 'CSVLog', 'read_log', 'smooth',
+           'plot_runs', 'time_breakdown', 'wilson', 'run_config', 'run_labels', 'x_total', 'draw_runs', 'write_curves',
+           'flow_diagram', 'loop_diagram', 'show_result', 'result_tables', 'show_tables']
 
 # %% ../nbs/05b_runlog.ipynb #1d1e7e85
 CKPT = 'checkpoint.pt'
@@ -96,6 +97,97 @@ def time_breakdown(log: dict, after: int = 0) -> str:
              for k in ('rollout', 'score', 'update', 'other')}
     total = sum(parts.values()) or 1.0
     return "time per part: " + ", ".join(f"{k} {v:.1f}s ({v / total:.0%})" for k, v in parts.items())
+
+# %% ../nbs/05b_runlog.ipynb #96c1e387
+CURVES = 'curves.png'
+# a panel per question a run's log answers: its title and the columns it draws
+PANELS = [('reward', ['reward']), ('held-out (greedy)', ['eval_return']), ('KL', ['kl']),
+          ('clip fraction', ['clip_frac']), ('entropy', ['entropy']), ('dead groups', ['dead_groups']),
+          ('seconds per step', ['t_rollout', 't_score', 't_update', 't_other'])]
+
+def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    "The Wilson score interval of a success rate `k / n` (95% for z = 1.96)."
+    p, d = k / n, 1 + z * z / n
+    mid, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (mid - half) / d, (mid + half) / d
+
+def run_config(run: str | os.PathLike) -> dict:
+    "The run folder's config.yaml as a dict; {} for a bare CSV or a folder without one."
+    p = Path(run) / 'config.yaml'
+    return (load_yaml(p) or {}) if Path(run).is_dir() and p.is_file() else {}
+
+def run_labels(runs: list) -> list[str]:
+    "Each run's name, with the config keys in which the runs differ (`lr=0.0003`), for a legend."
+    cfgs, skip = [run_config(r) for r in runs], {'name', 'out_dir', 'overwrite', 'progress', 'resume'}
+    keys = sorted({k for c in cfgs for k in c} - skip)
+    differ = [k for k in keys if len({repr(c.get(k)) for c in cfgs}) > 1]
+    return [Path(r).name + (f" ({', '.join(f'{k}={c.get(k)}' for k in differ)})" if differ else '')
+            for r, c in zip(runs, cfgs)]
+
+# %% ../nbs/05b_runlog.ipynb #24af665e
+def _logged(log: dict, cols: list[str]) -> bool:
+    return any(not math.isnan(v) and v != 0 for c in cols for v in log.get(c, []))
+
+def _points(log: dict, col: str, x: str = 'step') -> tuple[list, list]:
+    pts = [(a, b) for a, b in zip(log[x], log.get(col, [])) if not (math.isnan(a) or math.isnan(b))]
+    return [a for a, _ in pts], [b for _, b in pts]
+
+def x_total(log: dict, cols: list[str], x: str = 'step') -> tuple[list, list]:
+    "The sum of `cols` at each row where all are logged."
+    rows = [(log[x][i], sum(log[c][i] for c in cols)) for i in range(len(log[x]))
+            if not any(math.isnan(log[c][i]) for c in cols)]
+    return [a for a, _ in rows], [b for _, b in rows]
+
+def draw_runs(runs: list, ys: list[str] | None = None, path: str | os.PathLike | None = None, x: str = 'step'):
+    ("One figure of `runs` (folders or CSVs): a panel for each of `PANELS` that some run logged, or one per column "
+     "of `ys`; held-out accuracy of language runs with its 95% interval. Saved to `path` if given (the PNG's "
+     "description names the panels). Returns the figure.")
+    import matplotlib.pyplot as plt
+    logs, labels = [read_log(r) for r in runs], run_labels(runs)
+    if ys is None: panels = [(t, c) for t, c in PANELS if any(_logged(lg, c) for lg in logs)]
+    else: panels = [(y, [y]) for y in ys]
+    if unlogged := [c for _, cs in panels for c in cs if not any(_points(lg, c, x)[0] for lg in logs)] or not panels:
+        raise ValueError(f"nothing to draw: {', '.join(map(str, runs))} logged no {unlogged or 'columns'}")
+    n_cols = min(len(panels), 3)
+    fig, axes = plt.subplots(-(-len(panels) // n_cols), n_cols, figsize=(4.3 * n_cols, 3.1 * -(-len(panels) // n_cols)),
+                             squeeze=False)
+    for ax, (title, cols) in zip(axes.flat, panels):
+        for run, log, label in zip(runs, logs, labels):
+            if len(cols) > 1 and len(runs) == 1:        # one run's time: its parts stacked
+                parts = [_points(log, c, x) for c in cols]
+                xs = parts[0][0]
+                ax.stackplot(xs, *[smooth(p[1], max(1, len(xs) // 50)) for p in parts],
+                             labels=[c[2:] for c in cols], alpha=0.8)
+                continue
+            if len(cols) > 1: xs, ys_ = x_total(log, cols, x)
+            else: xs, ys_ = _points(log, cols[0], x)
+            if not xs: continue
+            dense = cols[0] not in ('eval_return',)
+            line, = ax.plot(xs, smooth(ys_, max(1, len(xs) // 50) if dense else 1), label=label,
+                            marker=None if dense else '.')
+            # a language run logs `correct` (chapter 08a): its held-out figure is a share of n_eval problems
+            n = run_config(run).get('n_eval') if any(not math.isnan(v) for v in log.get('correct', [])) else None
+            if cols == ['eval_return'] and n:
+                lo, hi = zip(*[wilson(v * n, n) for v in ys_])
+                ax.fill_between(xs, lo, hi, alpha=0.2, color=line.get_color())
+        ax.set_title(title, fontsize=10); ax.set_xlabel(x)
+        if ax.get_legend_handles_labels()[0] and (len(runs) > 1 or len(cols) > 1): ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(panels):]: ax.axis('off')
+    fig.tight_layout()
+    if path: fig.savefig(path, dpi=90, metadata={'Description': 'panels: ' + ', '.join(t for t, _ in panels)})
+    return fig
+
+
+def write_curves(run_dir: str | os.PathLike) -> Path | None:
+    ("Draw the run in `run_dir` into its `curves.png`; the path, or None if it could not be drawn (said on stderr: "
+     "a picture never costs a run its ending).")
+    import matplotlib.pyplot as plt
+    try: fig = draw_runs([run_dir], path=Path(run_dir) / CURVES)
+    except Exception as e:
+        print(f"nanorl: no {CURVES} for {run_dir} ({type(e).__name__}: {e})", file=sys.stderr, flush=True)
+        return None
+    plt.close(fig)      # a notebook shows every open figure when its cell ends
+    return Path(run_dir) / CURVES
 
 # %% ../nbs/05b_runlog.ipynb #37c85573
 def flow_diagram(boxes: dict[str, tuple[float, float]], arrows: list[tuple[str, str, str]], ax=None,

@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 # besides what this module uses: the names users and bench/ import from the top module (TASKS, PRESETS, build, ...)
 from .config import TASKS, ConfigError, load_yaml, to_yaml, write_presets
-from .runlog import CKPT, load_checkpoint, read_log, plot_runs, time_breakdown
+from .runlog import CKPT, CURVES, load_checkpoint, read_log, plot_runs, time_breakdown
 from .loop import PRESETS, LocalSource, NonFiniteLoss, build, objective_of
 from . import loop
 from .model import LMConfig
@@ -135,8 +135,8 @@ def config_from_argv(argv: list[str]) -> tuple[Config, str | None]:
 EXIT_CODES = {'solved': 0, 'steps': 0, 'SIGINT': 130, 'SIGTERM': 143}   # anything else (idle_timeout): 1
 
 def ending(row: dict, cfg: Config, took: float) -> str:
-    ("The last line of a run: why it ended, where it is, and how long this command trained (and, on a resume, how "
-     "long the run has trained in all) and took.")
+    ("The last line of a run: why it ended, where it is, how long this command trained (and, on a resume, how "
+     "long the run has trained in all) and took, and where its picture is (chapter 05b's `curves.png`).")
     step, end = row.get('step'), row['end']
     why = {'solved': f"solved at step {step} (greedy evaluation {row.get('eval_return', math.nan):.4g})",
            'steps': f"finished all {step} steps"}.get(
@@ -145,7 +145,8 @@ def ending(row: dict, cfg: Config, took: float) -> str:
     trained = f"training {row.get('wall_time', before) - before:.1f}s"
     if start: trained += f" from step {start} ({row.get('wall_time', before):.1f}s in all)"
     where = f" -> {cfg.run_dir}" if end in ('solved', 'steps') else ''     # a stop names it in `why` already
-    return f"nanorl: {why}{where}; {trained}, the command {took:.1f}s"
+    picture = f"; its curves: {cfg.run_dir / CURVES}" if (cfg.run_dir / CURVES).is_file() else ''
+    return f"nanorl: {why}{where}; {trained}, the command {took:.1f}s{picture}"
 
 # %% ../nbs/90_cli.ipynb #b576124b
 def report(line: str, world: Solo, code: int) -> int:

@@ -6,6 +6,7 @@ import pytest
 import torch
 from safetensors.torch import save as st_save
 from nanorl.train import CKPT, Config, build, read_log
+from nanorl.runlog import CURVES
 from nanorl.serve import Client, TrainerSource, pack
 from test_serve import (TOKEN, balanced, cartpole_batch, final_stats, free_port, meta, post, start, stop, trainer,
                         version, wait_for, worker)
@@ -383,6 +384,7 @@ def test_sigterm_in_the_local_role_checkpoints_and_resumes_bit_exact(tmp_path):
     step = torch.load(tmp_path / 'signalled' / CKPT, weights_only=True)['step']
     assert p.returncode == 143 and 20 <= step < 40, (p.returncode, step, out[-2000:])
     assert f'stopped at step {step} (SIGTERM), checkpointed' in out.strip().splitlines()[-1], out[-2000:]
+    assert (tmp_path / 'signalled' / CURVES).is_file()                  # its picture, drawn as it stopped
     p = start('--resume', str(tmp_path / 'signalled'))
     out = p.communicate(timeout=300)[0]
     assert p.returncode == 0 and 'finished all 40 steps' in out, out[-2000:]
