@@ -4,7 +4,7 @@
 
 # %% ../nbs/05a_config.ipynb #c6f0d7cc
 from __future__ import annotations
-import functools, math, os, re, typing
+import functools, importlib.util, math, os, re, typing
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 import torch
@@ -18,9 +18,9 @@ from .loss import KL_ESTIMATORS
 from .control import Critic, MLPPolicy, evaluate, make_envs, rollout
 
 # %% auto #0
-__all__ = ['TASKS', 'KEY_ALIASES', 'GYM_ID', 'OBJECTIVES', 'LOOP_RULES', 'Policy', 'Task', 'ControlTask', 'TaskRegistry',
-           'ConfigError', 'knob', 'coerce', 'check_choice', 'check_rules', 'Knobs', 'load_yaml', 'to_yaml',
-           'write_presets', 'gym_task', 'LoopConfig']
+__all__ = ['TASKS', 'KEY_ALIASES', 'TRACKERS', 'GYM_ID', 'OBJECTIVES', 'LOOP_RULES', 'Policy', 'Task', 'ControlTask',
+           'TaskRegistry', 'ConfigError', 'knob', 'coerce', 'check_choice', 'check_rules', 'Knobs', 'trackers',
+           'load_yaml', 'to_yaml', 'write_presets', 'gym_task', 'LoopConfig']
 
 # %% ../nbs/05a_config.ipynb #b1c2d3e5
 class Policy(typing.Protocol):
@@ -155,6 +155,13 @@ class Knobs:
                                   + " (--help lists every key)")
         return cls(**{**(base or {}), **d})
 
+TRACKERS = ('tensorboard', 'wandb')     # the field's two trackers (TRL's report_to, CleanRL's --track)
+
+def trackers(report_to: str) -> list[str]:
+    "The trackers `report_to` names: 'none' (or '') is none, else names joined by commas."
+    names = [t.strip() for t in str(report_to).split(',') if t.strip()]
+    return [] if names in ([], ['none']) else names
+
 # %% ../nbs/05a_config.ipynb #7ad5188e
 def load_yaml(path: str | os.PathLike) -> dict:
     "The mapping in a YAML config file, or a `ConfigError` saying what is wrong with the file."
@@ -269,6 +276,8 @@ class LoopConfig(Knobs):
     save_every: int = knob(50, "write a checkpoint every this many steps (and at the end)")
     threads: int = knob(1, "most torch CPU threads; fewer while other processes keep cores busy (05c)")
     progress: bool = knob(True, "show a progress bar")
+    report_to: str = knob('none', f"trackers that get every row of the log besides log.csv: none, or one or more of "
+                                  f"{', '.join(TRACKERS)} joined by commas (the track extra; chapter 05b)")
 
     def check(self):
         super().check()
@@ -278,6 +287,11 @@ class LoopConfig(Knobs):
                      "08a)" if self.task in ('countdown', 'gsm8k') else '')
         check_choice('loss_agg', self.loss_agg, AGG_MODES)
         check_choice('kl_estimator', self.kl_estimator, KL_ESTIMATORS)
+        for t in trackers(self.report_to):
+            check_choice('report_to', t, TRACKERS)
+            if importlib.util.find_spec(t) is None:
+                raise ConfigError(f"report_to {t} needs the {t} package, which nanoRL's track extra installs: "
+                                  f"pip install -e '.[track]'")
         check_rules(self, LOOP_RULES)
         if self.algo in NEEDS_GROUPS:
             try: check_group_size(self.algo, self.group_size)

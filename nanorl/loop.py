@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib, math, os, signal, threading, time, typing
 from copy import deepcopy
 from pathlib import Path
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 import torch
 from torch import Tensor
 from tqdm import tqdm
@@ -17,7 +17,7 @@ from .core import (Batch, aggregate, loss_norm, masked_mean, masked_sum, masked_
 from .algos import dead_groups, estimate_advantage, outcome_score
 from .loss import kl_penalty, ppo_loss, value_loss
 from .config import OBJECTIVES, TASKS, ConfigError, LoopConfig, to_yaml
-from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint, write_curves
+from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint, write_curves, Trackers
 
 # %% auto #0
 __all__ = ['STEP_FIELDS', 'RL', 'SOLO', 'ADAM_FIXED', 'PRESETS', 'Prepared', 'score_all', 'one_pass', 'prepare', 'compute_loss',
@@ -517,10 +517,12 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
         cfg.run_dir.mkdir(parents=True, exist_ok=True)
         to_yaml(cfg, cfg.run_dir / 'config.yaml')
     log = CSVLog(cfg.run_dir / 'log.csv', keep_until=start if resume else None) if lead else None
+    track = Trackers(cfg.report_to, cfg.run_dir, asdict(cfg)) if lead else None
+    def write(row: dict): log.write(row); track.log(row)
     row, last_eval, end, skips, error = {'step': start}, math.nan, 'steps', 0, ''
     if not resume and lead:   # the starting point, so every curve (and every before/after test) has its baseline
         last_eval = run.task.evaluate(run.policy, cfg)
-        log.write({'step': 0, 'env_steps': 0, 'eval_return': last_eval, 'wall_time': time.perf_counter() - t_start})
+        write({'step': 0, 'env_steps': 0, 'eval_return': last_eval, 'wall_time': time.perf_counter() - t_start})
     bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, disable=not (cfg.progress and lead),
                desc=cfg.name)
     try:
@@ -540,7 +542,7 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
                     solved = cfg.stop_when_solved and run.task.solved_at is not None and last_eval >= run.task.solved_at
                 row['wall_time'] = time.perf_counter() - t_start
                 row['t_other'] = time.perf_counter() - t2        # evaluation, mostly
-                if lead: log.write(row)
+                if lead: write(row)
                 pace = (row['wall_time'] - wall0) / (run.step - start)
                 bar.set_postfix(reward=f"{row['reward']:.3g}", eval=f"{last_eval:.3g}",
                                 next_eval=f"{next_eval_in(run.step, cfg, pace):.0f}s")
@@ -558,7 +560,7 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
         raise
     finally:
         run.source.close(error); run.task.close(); bar.close()
-        if log: log.close()
+        if log: log.close(); track.close()
         if lead: write_curves(cfg.run_dir)
     if lead: print(run.task.summary(read_log(cfg.run_dir), cfg))
     return {**row, 'end': end, 'start_step': start, 'start_wall_time': wall0}

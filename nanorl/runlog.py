@@ -8,12 +8,13 @@ import csv, math, os, sys
 from dataclasses import asdict
 from pathlib import Path
 import torch
-from .config import ConfigError, load_yaml
+from .config import ConfigError, load_yaml, trackers
 
 # %% auto #0
-__all__ = ['CKPT', 'LOG_COLUMNS', 'CURVES', 'PANELS', 'save_checkpoint', 'load_checkpoint', 'CSVLog', 'read_log', 'smooth',
-           'plot_runs', 'time_breakdown', 'wilson', 'run_config', 'run_labels', 'x_total', 'draw_runs', 'write_curves',
-           'flow_diagram', 'loop_diagram', 'show_result', 'result_tables', 'show_tables']
+__all__ = ['CKPT', 'LOG_COLUMNS', 'TRACKER_GROUPS', 'CURVES', 'PANELS', 'save_checkpoint', 'load_checkpoint', 'CSVLog',
+           'read_log', 'smooth', 'plot_runs', 'time_breakdown', 'tracker_tag', 'Trackers', 'wilson', 'run_config',
+           'run_labels', 'x_total', 'draw_runs', 'write_curves', 'flow_diagram', 'loop_diagram', 'show_result',
+           'result_tables', 'show_tables']
 
 # %% ../nbs/05b_runlog.ipynb #1d1e7e85
 CKPT = 'checkpoint.pt'
@@ -97,6 +98,57 @@ def time_breakdown(log: dict, after: int = 0) -> str:
              for k in ('rollout', 'score', 'update', 'other')}
     total = sum(parts.values()) or 1.0
     return "time per part: " + ", ".join(f"{k} {v:.1f}s ({v / total:.0%})" for k, v in parts.items())
+
+# %% ../nbs/05b_runlog.ipynb #f271605a
+# the log's columns, grouped for a tracker as the CSV groups them
+TRACKER_GROUPS = {'reward': ('reward', 'ep_len', 'correct', 'env_steps'), 'eval': ('eval_return',),
+                  'loss': ('loss', 'value_loss', 'grad_norm', 'skipped'),
+                  'kl': ('kl', 'logp_gap', 'ratio_mean', 'ratio_max', 'ratio_out'), 'clip': ('clip_frac',),
+                  'entropy': ('entropy',), 'groups': ('dead_groups', 'groups_drawn', 'groups_dead', 'groups_dropped'),
+                  'prefs': ('chosen_logp', 'rejected_logp', 'margin', 'pref_acc'),
+                  'time': ('wall_time', 't_rollout', 't_score', 't_update', 't_other', 'steps_per_s', 'threads'),
+                  'transport': ('lag', 'dropped', 'rejected', 'queue', 'worker')}
+
+def tracker_tag(column: str) -> str:
+    "The name a tracker files a log column under: its group, a slash, the column."
+    return next(f"{g}/{column}" for g, cols in TRACKER_GROUPS.items() if column in cols)
+
+class Trackers:
+    ("The trackers `report_to` names, for the run in `run_dir`: each gets the config as hyperparameters, then every "
+     "finite number of each logged row at the row's step.")
+    def __init__(self, report_to: str, run_dir: str | os.PathLike, config: dict):
+        names, run_dir = trackers(report_to), Path(run_dir)
+        self.tb = _tensorboard(run_dir, config) if 'tensorboard' in names else None
+        self.wb = _wandb(run_dir, config) if 'wandb' in names else None
+
+    def log(self, row: dict):
+        numbers = {tracker_tag(k): float(v) for k, v in row.items() if k in LOG_COLUMNS and k != 'step'
+                   and isinstance(v, (int, float)) and math.isfinite(v)}
+        if self.tb:
+            for tag, v in numbers.items(): self.tb.add_scalar(tag, v, int(row['step']))
+        if self.wb: self.wb.log(numbers, step=int(row['step']))
+
+    def close(self):
+        if self.tb: self.tb.close()
+        if self.wb: self.wb.finish()
+
+# %% ../nbs/05b_runlog.ipynb #ba95352c
+def _hparam(v): return v if isinstance(v, (bool, int, float, str)) else str(v)
+
+def _tensorboard(run_dir: Path, config: dict):
+    from torch.utils.tensorboard import SummaryWriter
+    from torch.utils.tensorboard.summary import hparams
+    w = SummaryWriter(log_dir=str(run_dir / 'tensorboard'), flush_secs=10)
+    # the hyperparameters in the run's own event file (add_hparams would open a second run beside it)
+    for s in hparams({k: _hparam(v) for k, v in config.items()}, {'eval/eval_return': 0.0}):
+        w.file_writer.add_summary(s)
+    return w
+
+def _wandb(run_dir: Path, config: dict):
+    import wandb
+    os.environ.setdefault('WANDB_SILENT', 'true')        # its banner would come between a run's lines
+    return wandb.init(project=os.environ.get('WANDB_PROJECT', 'nanorl'), name=config.get('name'), dir=str(run_dir),
+                      config=config, mode=os.environ.get('WANDB_MODE', 'offline'))
 
 # %% ../nbs/05b_runlog.ipynb #96c1e387
 CURVES = 'curves.png'

@@ -21,12 +21,13 @@ def test_two_ranks_update_like_one_process():
     assert r.stdout.splitlines()[-1].startswith('ok: 2 ranks updated as one process does'), r.stdout
 
 def test_two_ranks_solve_cartpole_and_rank_0_alone_writes(tmp_path):
-    r = train('--out_dir', str(tmp_path))
+    r = train('--out_dir', str(tmp_path), '--report_to', 'tensorboard')
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert r.stdout.count('nanorl: solved at step') == 1, r.stdout[-2000:]      # one ending line: rank 0's
     log = read_log(tmp_path / 'cartpole_reinforce')
     assert log['step'][0] == 0 and log['eval_return'][-1] >= 475
     assert sorted(p.name for p in tmp_path.iterdir()) == ['cartpole_reinforce']
+    assert len(list((tmp_path / 'cartpole_reinforce' / 'tensorboard').iterdir())) == 1      # rank 0's event file
 
 def test_a_configuration_error_is_one_line_from_rank_0(tmp_path):
     "Both ranks find the run folder taken; rank 0 alone says so, and torchrun's summary names it as the root cause."

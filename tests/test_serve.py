@@ -6,6 +6,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
 from nanorl.train import CKPT, Config, build, read_log
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from nanorl.serve import Client, batch_tensors, pack
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -217,7 +218,7 @@ def test_recompute_is_exact_over_http(tmp_path, dtype, low, high):
     "A worker's fp32 logprobs equal the trainer's recompute under the sampling version; a bf16 worker's do not."
     port = free_port()
     t = trainer(tmp_path, port, '--steps', '8', '--n_prompts', '8', '--max_len', '100', '--max_staleness', '2',
-                '--eval_every', '8', '--sampler_dtype', dtype)
+                '--eval_every', '8', '--sampler_dtype', dtype, '--report_to', 'tensorboard')
     w = worker(port)
     out = t.communicate(timeout=240)[0]
     w.communicate(timeout=60)
@@ -226,6 +227,8 @@ def test_recompute_is_exact_over_http(tmp_path, dtype, low, high):
     gaps = log['logp_gap'][1:]
     assert len(gaps) == 8 and all(low <= g < high for g in gaps), gaps
     assert all(0 <= lag <= 2 for lag in log['lag'][1:]) and max(log['lag'][1:]) >= 1   # scored under older versions too
+    ea = EventAccumulator(str(tmp_path / 't' / 'tensorboard')); ea.Reload()       # the trainer reports the transport
+    assert [e.value for e in ea.Scalars('transport/lag')] == log['lag'][1:]
 
 @pytest.mark.parametrize('task', ['countdown', 'countdown_multiturn'])
 def test_language_model_async_end_to_end(tmp_path, task):
