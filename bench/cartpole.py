@@ -67,6 +67,13 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for algo, seed in tqdm([(a, s) for a in args.algos for s in args.seeds], desc=f'{args.task} bench'):
             rows.append(run_one(algo, seed, tmp, extra, args.task))
+        # what a run's end spends on its picture (chapter 05b): importing matplotlib, drawing, saving the PNG
+        draw = (f"import time; t = time.perf_counter(); from nanorl.runlog import write_curves; "
+                f"assert write_curves({str(Path(tmp) / f'{args.algos[0]}_s{args.seeds[0]}')!r}); "
+                f"print(time.perf_counter() - t)")
+        pictures = statistics.median(float(subprocess.run([sys.executable, '-c', 'import nanorl.runlog; ' + draw],
+                                                          capture_output=True, text=True, check=True).stdout)
+                                     for _ in range(n_startup))
     if args.quick:   # the run went through its steps and its final evaluation
         assert all(r['train_steps'] == 3 and r['env_steps'] > 0 and not math.isnan(r['final_eval_return'])
                    for r in rows), rows
@@ -90,7 +97,8 @@ def main():
             f"`nanorl.train` alone took {startup:.1f} s (median of {n_startup}): "
             f"that much of each wall time is start-up. Importing torch alone took {imports['torch']:.2f} s, and "
             f"torch with TorchDynamo, which every torch.optim optimizer imports on first use and chapter 05c's Adam "
-            f"does not, {imports['torch, torch._dynamo']:.2f} s.")
+            f"does not, {imports['torch, torch._dynamo']:.2f} s. Drawing a run's picture at its end (chapter 05b's "
+            f"curves.png: importing matplotlib, drawing, saving) took {pictures:.2f} s (median of {n_startup}).")
     Path(args.out + '.md').write_text(f"{table}\n\n{note}\n")
     print(table); print(note)
     if args.quick: print(f"(quick mode: results in {args.out}.csv and .md)")
