@@ -201,8 +201,8 @@ def draw_runs(runs: list, ys: list[str] | None = None, path: str | os.PathLike |
     if unlogged := [c for _, cs in panels for c in cs if not any(_points(lg, c, x)[0] for lg in logs)] or not panels:
         raise ValueError(f"nothing to draw: {', '.join(map(str, runs))} logged no {unlogged or 'columns'}")
     n_cols = min(len(panels), 3)
-    fig, axes = plt.subplots(-(-len(panels) // n_cols), n_cols, figsize=(4.3 * n_cols, 3.1 * -(-len(panels) // n_cols)),
-                             squeeze=False)
+    n_rows = -(-len(panels) // n_cols)
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(4.3 * n_cols, 3.1 * n_rows), squeeze=False)
     for ax, (title, cols) in zip(axes.flat, panels):
         for run, log, label in zip(runs, logs, labels):
             if len(cols) > 1 and len(runs) == 1:        # one run's time: its parts stacked
@@ -225,7 +225,9 @@ def draw_runs(runs: list, ys: list[str] | None = None, path: str | os.PathLike |
         ax.set_title(title, fontsize=10); ax.set_xlabel(x)
         if ax.get_legend_handles_labels()[0] and (len(runs) > 1 or len(cols) > 1): ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(panels):]: ax.axis('off')
-    fig.tight_layout()
+    # fixed margins: tight_layout measures every label first, a third of the drawing's time
+    fig.subplots_adjust(left=0.3 / n_cols, right=0.98, bottom=0.5 / (3.1 * n_rows), top=1 - 0.3 / (3.1 * n_rows),
+                        wspace=0.28, hspace=0.5)
     if path: fig.savefig(path, dpi=90, metadata={'Description': 'panels: ' + ', '.join(t for t, _ in panels)})
     return fig
 
