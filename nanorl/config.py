@@ -20,7 +20,7 @@ from .control import Critic, MLPPolicy, evaluate, make_envs, rollout
 # %% auto #0
 __all__ = ['TASKS', 'KEY_ALIASES', 'TRACKERS', 'GYM_ID', 'OBJECTIVES', 'LOOP_RULES', 'Policy', 'Task', 'ControlTask',
            'TaskRegistry', 'ConfigError', 'knob', 'coerce', 'check_choice', 'check_rules', 'Knobs', 'trackers',
-           'load_yaml', 'to_yaml', 'write_presets', 'gym_task', 'LoopConfig']
+           'missing_extra', 'load_yaml', 'to_yaml', 'write_presets', 'gym_task', 'LoopConfig']
 
 # %% ../nbs/05a_config.ipynb #b1c2d3e5
 class Policy(typing.Protocol):
@@ -162,6 +162,12 @@ def trackers(report_to: str) -> list[str]:
     names = [t.strip() for t in str(report_to).split(',') if t.strip()]
     return [] if names in ([], ['none']) else names
 
+def missing_extra(modules, extra: str) -> str:
+    "'' when every module of `modules` is installed, else a sentence naming the missing ones and the extra to install."
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    return (f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed; install the {extra} extra: "
+            f"pip install -e '.[{extra}]'") if missing else ''
+
 # %% ../nbs/05a_config.ipynb #7ad5188e
 def load_yaml(path: str | os.PathLike) -> dict:
     "The mapping in a YAML config file, or a `ConfigError` saying what is wrong with the file."
@@ -289,9 +295,7 @@ class LoopConfig(Knobs):
         check_choice('kl_estimator', self.kl_estimator, KL_ESTIMATORS)
         for t in trackers(self.report_to):
             check_choice('report_to', t, TRACKERS)
-            if importlib.util.find_spec(t) is None:
-                raise ConfigError(f"report_to {t} needs the {t} package, which nanoRL's track extra installs: "
-                                  f"pip install -e '.[track]'")
+            if why := missing_extra([t], 'track'): raise ConfigError(f"report_to {t}: {why}")
         check_rules(self, LOOP_RULES)
         if self.algo in NEEDS_GROUPS:
             try: check_group_size(self.algo, self.group_size)

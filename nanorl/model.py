@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_model.ipynb #9a13e958
 from __future__ import annotations
-import contextlib, importlib.util, math, os, socket, sys, typing, warnings
+import contextlib, math, os, socket, sys, typing, warnings
 from urllib.parse import urlsplit
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -14,7 +14,7 @@ from fastcore.basics import patch
 from .core import micro_batches
 from .loss import entropy
 from .control import gumbel
-from .config import ConfigError, LoopConfig, check_choice, check_rules, knob
+from .config import ConfigError, LoopConfig, check_choice, check_rules, knob, missing_extra
 
 # %% auto #0
 __all__ = ['PAD', 'EOS', 'TAGS', 'LORA_TARGETS', 'LM_EXTRA', 'LM_KNOBS', 'stdout_to_stderr', 'build_tokenizer', 'build_model',
@@ -392,9 +392,7 @@ LM_EXTRA = ('transformers', 'tokenizers', 'peft')   # imported only when a model
 
 def missing_lm_extra() -> str:
     "'' when the lm extra is installed, else a sentence naming the missing packages and the install command."
-    missing = [m for m in LM_EXTRA if importlib.util.find_spec(m) is None]
-    return (f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed; install the lm extra: "
-            f"pip install -e '.[lm]'") if missing else ''
+    return missing_extra(LM_EXTRA, 'lm')
 
 @dataclass
 class LMConfig(LoopConfig):

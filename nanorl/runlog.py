@@ -13,8 +13,8 @@ from .config import ConfigError, load_yaml, trackers
 # %% auto #0
 __all__ = ['CKPT', 'LOG_COLUMNS', 'TRACKER_GROUPS', 'CURVES', 'PANELS', 'save_checkpoint', 'load_checkpoint', 'CSVLog',
            'read_log', 'smooth', 'plot_runs', 'time_breakdown', 'tracker_tag', 'Trackers', 'wilson', 'run_config',
-           'run_labels', 'x_total', 'draw_runs', 'write_curves', 'flow_diagram', 'loop_diagram', 'show_result',
-           'result_tables', 'show_tables']
+           'run_labels', 'draw_runs', 'write_curves', 'flow_diagram', 'loop_diagram', 'show_result', 'result_tables',
+           'show_tables']
 
 # %% ../nbs/05b_runlog.ipynb #1d1e7e85
 CKPT = 'checkpoint.pt'
@@ -122,6 +122,7 @@ class Trackers:
         self.wb = _wandb(run_dir, config) if 'wandb' in names else None
 
     def log(self, row: dict):
+        if not (self.tb or self.wb): return         # the default: a row costs nothing more than its CSV line
         numbers = {tracker_tag(k): float(v) for k, v in row.items() if k in LOG_COLUMNS and k != 'step'
                    and isinstance(v, (int, float)) and math.isfinite(v)}
         if self.tb:
@@ -166,7 +167,7 @@ def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:
 def run_config(run: str | os.PathLike) -> dict:
     "The run folder's config.yaml as a dict; {} for a bare CSV or a folder without one."
     p = Path(run) / 'config.yaml'
-    return (load_yaml(p) or {}) if Path(run).is_dir() and p.is_file() else {}
+    return load_yaml(p) if p.is_file() else {}
 
 def run_labels(runs: list) -> list[str]:
     "Each run's name, with the config keys in which the runs differ (`lr=0.0003`), for a legend."
@@ -180,46 +181,44 @@ def run_labels(runs: list) -> list[str]:
 def _logged(log: dict, cols: list[str]) -> bool:
     return any(not math.isnan(v) and v != 0 for c in cols for v in log.get(c, []))
 
-def _points(log: dict, col: str, x: str = 'step') -> tuple[list, list]:
-    pts = [(a, b) for a, b in zip(log[x], log.get(col, [])) if not (math.isnan(a) or math.isnan(b))]
-    return [a for a, _ in pts], [b for _, b in pts]
-
-def x_total(log: dict, cols: list[str], x: str = 'step') -> tuple[list, list]:
-    "The sum of `cols` at each row where all are logged."
-    rows = [(log[x][i], sum(log[c][i] for c in cols)) for i in range(len(log[x]))
-            if not any(math.isnan(log[c][i]) for c in cols)]
+def _points(log: dict, cols: list[str], x: str = 'step') -> tuple[list, list]:
+    "`x` and the sum of `cols` at each row where all of them are logged."
+    if any(c not in log for c in cols): return [], []
+    rows = [(a, sum(v)) for a, *v in zip(log[x], *(log[c] for c in cols)) if not any(map(math.isnan, (a, *v)))]
     return [a for a, _ in rows], [b for _, b in rows]
 
+
+# %% ../nbs/05b_runlog.ipynb #ec8fc154
 def draw_runs(runs: list, ys: list[str] | None = None, path: str | os.PathLike | None = None, x: str = 'step'):
     ("One figure of `runs` (folders or CSVs): a panel for each of `PANELS` that some run logged, or one per column "
      "of `ys`; held-out accuracy of language runs with its 95% interval. Saved to `path` if given (the PNG's "
      "description names the panels). Returns the figure.")
     import matplotlib.pyplot as plt
     logs, labels = [read_log(r) for r in runs], run_labels(runs)
-    if ys is None: panels = [(t, c) for t, c in PANELS if any(_logged(lg, c) for lg in logs)]
-    else: panels = [(y, [y]) for y in ys]
-    if unlogged := [c for _, cs in panels for c in cs if not any(_points(lg, c, x)[0] for lg in logs)] or not panels:
+    # a language run logs `correct` (chapter 08a): its held-out figure is a share of n_eval problems
+    n_evals = [run_config(r).get('n_eval') if any(not math.isnan(v) for v in lg.get('correct', [])) else None
+               for r, lg in zip(runs, logs)]
+    panels = ([(t, c) for t, c in PANELS if any(_logged(lg, c) for lg in logs)] if ys is None
+              else [(y, [y]) for y in ys])
+    if unlogged := [c for _, cs in panels for c in cs if not any(_points(lg, [c], x)[0] for lg in logs)] or not panels:
         raise ValueError(f"nothing to draw: {', '.join(map(str, runs))} logged no {unlogged or 'columns'}")
     n_cols = min(len(panels), 3)
     n_rows = -(-len(panels) // n_cols)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(4.3 * n_cols, 3.1 * n_rows), squeeze=False)
     for ax, (title, cols) in zip(axes.flat, panels):
-        for run, log, label in zip(runs, logs, labels):
+        for log, label, n in zip(logs, labels, n_evals):
             if len(cols) > 1 and len(runs) == 1:        # one run's time: its parts stacked
-                parts = [_points(log, c, x) for c in cols]
+                parts = [_points(log, [c], x) for c in cols]
                 xs = parts[0][0]
                 ax.stackplot(xs, *[smooth(p[1], max(1, len(xs) // 50)) for p in parts],
                              labels=[c[2:] for c in cols], alpha=0.8)
                 continue
-            if len(cols) > 1: xs, ys_ = x_total(log, cols, x)
-            else: xs, ys_ = _points(log, cols[0], x)
+            xs, ys_ = _points(log, cols, x)
             if not xs: continue
-            dense = cols[0] not in ('eval_return',)
-            line, = ax.plot(xs, smooth(ys_, max(1, len(xs) // 50) if dense else 1), label=label,
-                            marker=None if dense else '.')
-            # a language run logs `correct` (chapter 08a): its held-out figure is a share of n_eval problems
-            n = run_config(run).get('n_eval') if any(not math.isnan(v) for v in log.get('correct', [])) else None
-            if cols == ['eval_return'] and n:
+            held_out = cols == ['eval_return']
+            line, = ax.plot(xs, smooth(ys_, 1 if held_out else max(1, len(xs) // 50)), label=label,
+                            marker='.' if held_out else None)
+            if held_out and n:
                 lo, hi = zip(*[wilson(v * n, n) for v in ys_])
                 ax.fill_between(xs, lo, hi, alpha=0.2, color=line.get_color())
         ax.set_title(title, fontsize=10); ax.set_xlabel(x)
@@ -231,7 +230,7 @@ def draw_runs(runs: list, ys: list[str] | None = None, path: str | os.PathLike |
     if path: fig.savefig(path, dpi=90, metadata={'Description': 'panels: ' + ', '.join(t for t, _ in panels)})
     return fig
 
-
+# %% ../nbs/05b_runlog.ipynb #1053344a
 def write_curves(run_dir: str | os.PathLike) -> Path | None:
     ("Draw the run in `run_dir` into its `curves.png`; the path, or None if it could not be drawn (said on stderr: "
      "a picture never costs a run its ending).")
