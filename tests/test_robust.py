@@ -310,7 +310,8 @@ def test_stale_batches_under_a_made_up_name_never_make_the_honest_worker_wait(tm
     assert s['unfair'] == 0 and counts['unfair'] == 0 and during >= 0.5 * before, (s, counts, during, before)
 
 def test_restarts_never_deadlock(tmp_path):
-    "20 SIGKILLs of the trainer at different offsets from its last checkpoint: each resumed run trains within 5 s."
+    "12 SIGKILLs of the trainer at 0 to 3 steps past its last checkpoint (each offset three times): each resumed run trains
+    within 5 s."
     port = free_port()
     t, c = waiting_trainer(tmp_path, port, '--n_prompts', '4', '--max_len', '50', '--save_every', '3',
                            '--max_staleness', '1')
@@ -319,7 +320,7 @@ def test_restarts_never_deadlock(tmp_path):
     wait_for(lambda: version(c) >= 4, what='the first checkpoint')
     offsets, waits, run = [], [], c.json('/health')['run']
     try:
-        for trial in range(20):
+        for trial in range(12):
             v0 = version(c)
             v_kill = wait_for(lambda: (v := version(c)) >= v0 + 1 + trial % 4 and v,
                               every=0.02, what=f'trial {trial}: steps before the kill')
@@ -339,8 +340,8 @@ def test_restarts_never_deadlock(tmp_path):
     finally:
         stop(t)
         for w in ws: w.kill(); w.wait()
-    print(f"20 restarts, killed 0 to {max(offsets)} steps after a checkpoint: seconds from serving to the first step "
-          f"after it: median {sorted(waits)[10]:.2f}, max {max(waits):.2f}")
+    print(f"12 restarts, killed 0 to {max(offsets)} steps after a checkpoint: seconds from serving to the first step "
+          f"after it: median {sorted(waits)[6]:.2f}, max {max(waits):.2f}")
     assert max(waits) < 5.0 and len(set(offsets)) >= 2, (waits, offsets)
 
 def test_huge_reward_without_the_range_check_is_skipped_and_the_run_continues(tmp_path):
