@@ -310,8 +310,8 @@ def test_stale_batches_under_a_made_up_name_never_make_the_honest_worker_wait(tm
     assert s['unfair'] == 0 and counts['unfair'] == 0 and during >= 0.5 * before, (s, counts, during, before)
 
 def test_restarts_never_deadlock(tmp_path):
-    "12 SIGKILLs of the trainer at 0 to 3 steps past its last checkpoint (each offset three times): each resumed run trains
-    within 5 s."
+    ("12 SIGKILLs of the trainer at 0 to 3 steps past its last checkpoint (each offset three times): each resumed run "
+     "trains within 5 s.")
     port = free_port()
     t, c = waiting_trainer(tmp_path, port, '--n_prompts', '4', '--max_len', '50', '--save_every', '3',
                            '--max_staleness', '1')
