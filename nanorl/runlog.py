@@ -4,17 +4,17 @@
 
 # %% ../nbs/05b_runlog.ipynb #5b000004
 from __future__ import annotations
-import csv, math, os, sys
+import csv, math, os, re, sys
 from dataclasses import asdict
 from pathlib import Path
 import torch
 from .config import ConfigError, load_yaml, trackers
 
 # %% auto #0
-__all__ = ['CKPT', 'LOG_COLUMNS', 'TRACKER_GROUPS', 'CURVES', 'PANELS', 'save_checkpoint', 'load_checkpoint', 'CSVLog',
+__all__ = ['CKPT', 'LOG_COLUMNS', 'TRACKER_GROUPS', 'CURVES', 'PANELS', 'COMMIT', 'save_checkpoint', 'load_checkpoint', 'CSVLog',
            'read_log', 'smooth', 'plot_runs', 'time_breakdown', 'tracker_tag', 'Trackers', 'wilson', 'run_config',
-           'run_labels', 'draw_runs', 'write_curves', 'flow_diagram', 'loop_diagram', 'show_result', 'result_tables',
-           'show_tables']
+           'run_labels', 'draw_runs', 'write_curves', 'flow_diagram', 'loop_diagram', 'result_text', 'show_result',
+           'result_tables', 'show_tables']
 
 # %% ../nbs/05b_runlog.ipynb #1d1e7e85
 CKPT = 'checkpoint.pt'
@@ -280,12 +280,16 @@ def loop_diagram(ax=None):
                         ax, gap=-5.0)     # the loop runs clockwise: labels to the left of each arrow sit outside
 
 # %% ../nbs/05b_runlog.ipynb #4ac1d7d9
-def _result_text(path: str | os.PathLike) -> str:
+# a result file names the commit it was measured at; a reader is shown the measurement, not the repository's history
+COMMIT = re.compile(r'(?:; | at )commit [0-9a-f]{7,40}\b')
+
+def result_text(path: str | os.PathLike) -> str:
+    "The text of the result file at `path` as a chapter or the README shows it: without the commit it names."
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"no result file {str(p)!r} in {os.getcwd()!r}: paths are relative to the notebook's "
                                 f"folder, e.g. '../bench/results/seeds.md'")
-    return p.read_text().strip()
+    return COMMIT.sub('', p.read_text().strip())
 
 def _show_markdown(text: str):
     try: from IPython import get_ipython
@@ -302,7 +306,7 @@ def _show_markdown(text: str):
 def show_result(path: str | os.PathLike):
     ("The Markdown result file at `path` (relative to the notebook's folder): returned as Markdown under IPython, "
      "which Jupyter shows as a table; printed as text elsewhere, returning None.")
-    return _show_markdown(_result_text(path))
+    return _show_markdown(result_text(path))
 
 # %% ../nbs/05b_runlog.ipynb #e2c00190
 def result_tables(text: str) -> str:
@@ -315,4 +319,4 @@ def result_tables(text: str) -> str:
 
 def show_tables(path: str | os.PathLike):
     "Only the tables of the result file at `path` (relative to the notebook's folder), shown as `show_result` shows it."
-    return _show_markdown(result_tables(_result_text(path)))
+    return _show_markdown(result_tables(result_text(path)))

@@ -12,6 +12,7 @@ PKG = Path(nanorl.__file__).parent
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'tools'))
 from make_readme import cell_text, result_path
+from nanorl.runlog import result_text
 
 def chapter_of(path: Path) -> str:
     m = re.search(r'File to edit: \.\./nbs/(\S+?)\.ipynb', path.read_text())
@@ -163,7 +164,7 @@ def stale_results(nb: Path) -> list[str]:
             continue
         where, f = f"{nb.name} cell {i} ({path})", nb.parent / path
         if not f.is_file(): out.append(f"{where}: no such file"); continue
-        text = f.read_text().strip()
+        text = result_text(f)
         stored = [(o['output_type'], ''.join(o.get('data', {}).get('text/markdown', '')),
                    ''.join(o.get('data', {}).get('text/plain', ''))) for o in c.get('outputs', [])]
         if stored != [('execute_result', text, text)]:

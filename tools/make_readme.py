@@ -12,6 +12,7 @@ Directive lines (`#| ...`) are removed, and the `> summary` line under the title
 """
 import ast, json, re, sys
 from pathlib import Path
+from nanorl.runlog import result_text   # a result file as chapters show it (chapter 05b)
 
 ROOT = Path(__file__).resolve().parent.parent
 NB, README = ROOT / 'nbs/index.ipynb', ROOT / 'README.md'
@@ -30,7 +31,7 @@ def result_path(src: str, name: str = 'show_result') -> str | None:
 def cell_text(cell, base: Path = NB.parent) -> str | None:
     src = ''.join(cell['source'])
     if cell['cell_type'] == 'markdown': return src
-    if (path := result_path(src)) is not None: return (base / path).read_text().strip()
+    if (path := result_path(src)) is not None: return result_text(base / path)
     lines = src.splitlines()
     if any(l.replace(' ', '') in ('#|hide', '#|echo:false') for l in lines): return None
     code = '\n'.join(l for l in lines if not l.startswith('#|')).strip()

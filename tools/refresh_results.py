@@ -10,6 +10,7 @@ notebooks whose other cells take minutes. tests/test_layout.py fails while a sto
 import json, sys
 from pathlib import Path
 from make_readme import ROOT, result_path
+from nanorl.runlog import result_text
 
 def result_output(text: str) -> dict:
     "What Jupyter stores for a cell that returns the Markdown `text`."
@@ -22,7 +23,7 @@ def refresh(nb_path: Path) -> bool:
     nb, changed = json.loads(nb_path.read_text()), False
     for cell in nb['cells']:
         if cell['cell_type'] != 'code' or (path := result_path(''.join(cell['source']))) is None: continue
-        want = [result_output((nb_path.parent / path).read_text().strip())]
+        want = [result_output(result_text(nb_path.parent / path))]
         if cell['outputs'] != want: cell['outputs'], changed = want, True
     if changed: nb_path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n')
     return changed
