@@ -216,6 +216,50 @@ def test_the_readme_shows_a_result_cell_as_its_file(tmp_path):
 
 ABSOLUTE = re.compile(r'(?<![\w.$~-])/(?:tmp|root|home|work|Users|var/folders)/[^\s`\'"),;\\]*')
 
+SHOWS = {'print', 'display'}      # these show wherever they run; anything else only as the cell's last expression
+
+def shows(src: str) -> bool:
+    ("Whether a code cell prints or draws when it runs: a call of `print`, `display` or `plt.*` outside a function "
+     "or class, or a last statement that is an expression Jupyter would show (`show_doc(f)`, a value).")
+    code = '\n'.join(l for l in src.splitlines() if not l.lstrip().startswith(('#|', '%')))
+    try: body = ast.parse(code).body
+    except SyntaxError: return False
+    top = [n for stmt in body if not isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) for n in ast.walk(stmt)]
+    for n in top:
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Name) and f.id in SHOWS: return True
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == 'plt': return True
+    last = body[-1] if body else None
+    if not isinstance(last, ast.Expr): return False
+    f = getattr(last.value, 'func', None)
+    name = getattr(f, 'id', None) or getattr(f, 'attr', '')
+    return not (isinstance(last.value, ast.Call) and (name.startswith(('test_', 'check')) or name in QUIET))
+
+QUIET = {'close', 'stop', 'join', 'remove', 'zero_grad', 'backward', 'sleep', 'rmtree', 'unlink', 'wait'}
+
+def unshown(nb: Path) -> list[str]:
+    ("Code cells that print or draw (`shows`) with no stored output; hidden and exported cells, and exercise stubs "
+     "left for the reader (`raise NotImplementedError`), aside.")
+    out = []
+    for i, c in enumerate(json.loads(nb.read_text())['cells']):
+        src = ''.join(c['source'])
+        flags = ' '.join(l for l in src.splitlines() if l.startswith('#|'))
+        if c['cell_type'] != 'code' or c.get('outputs') or 'NotImplementedError' in src: continue
+        if any(f in flags for f in ('hide', 'export', 'eval: false')): continue
+        if shows(src): out.append(f"{nb.name} cell {i}: {src.strip().splitlines()[-1][:70]}")
+    return out
+
+def test_every_cell_that_prints_or_draws_keeps_its_output():
+    "GitHub and the docs show the stored output: a cell that prints or draws and has none shows a reader nothing."
+    assert [x for nb in sorted((ROOT / 'nbs').glob('*.ipynb')) for x in unshown(nb)] == []
+
+def test_the_output_check_knows_what_shows():
+    assert shows("print(1)") and shows("x = 1\nx") and shows("plt.plot([1])") and shows("show_doc(f)")
+    assert shows("for i in range(2): print(i)")
+    assert not shows("def f():\n    print(1)") and not shows("x = 1") and not shows("test_eq(1, 1)")
+    assert not shows("#| hide\nsrv.stop()") and not shows("import os")
+
 def test_no_path_of_a_machine_in_what_readers_see():
     "README, every notebook (prose, code and outputs) and every result file name paths relative to the repository."
     files = [ROOT / 'README.md', *sorted((ROOT / 'nbs').glob('*.ipynb')),
