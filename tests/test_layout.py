@@ -260,6 +260,21 @@ def test_the_output_check_knows_what_shows():
     assert not shows("def f():\n    print(1)") and not shows("x = 1") and not shows("test_eq(1, 1)")
     assert not shows("#| hide\nsrv.stop()") and not shows("import os")
 
+HASH = re.compile(r'\bcommit [0-9a-f]{7,40}\b')
+
+def history(nb: Path) -> list[str]:
+    "Commit hashes in what a reader of the notebook sees: its prose and its stored outputs (code aside)."
+    found = []
+    for i, c in enumerate(json.loads(nb.read_text())['cells']):
+        seen = ''.join(c['source']) if c['cell_type'] == 'markdown' else json.dumps(c.get('outputs', []))
+        found += [f"{nb.name} cell {i}: {m}" for m in HASH.findall(seen)]
+    return found
+
+def test_no_commit_hash_in_what_readers_see():
+    "Result files name their commit; README and chapters show the measurement without it (chapter 05b's result_text)."
+    readme = [f"README.md: {m}" for m in HASH.findall((ROOT / 'README.md').read_text())]
+    assert readme + [x for nb in sorted((ROOT / 'nbs').glob('*.ipynb')) for x in history(nb)] == []
+
 def test_no_path_of_a_machine_in_what_readers_see():
     "README, every notebook (prose, code and outputs) and every result file name paths relative to the repository."
     files = [ROOT / 'README.md', *sorted((ROOT / 'nbs').glob('*.ipynb')),
