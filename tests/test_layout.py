@@ -11,8 +11,7 @@ import nanorl
 PKG = Path(nanorl.__file__).parent
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'tools'))
-from make_readme import cell_text, result_path
-from nanorl.runlog import result_text
+from make_readme import cell_text, result_path, shown, shown_path
 
 def chapter_of(path: Path) -> str:
     m = re.search(r'File to edit: \.\./nbs/(\S+?)\.ipynb', path.read_text())
@@ -158,13 +157,13 @@ def stale_results(nb: Path) -> list[str]:
     for i, c in enumerate(json.loads(nb.read_text())['cells']):
         src = ''.join(c['source'])
         if c['cell_type'] != 'code': continue
-        if (path := result_path(src)) is None:
+        if (path := shown_path(src)) is None:
             if nb.name != '05b_runlog.ipynb' and calls_show_result(src):
                 out.append(f"{nb.name} cell {i}: show a result with a cell of its own, show_result('PATH')")
             continue
         where, f = f"{nb.name} cell {i} ({path})", nb.parent / path
         if not f.is_file(): out.append(f"{where}: no such file"); continue
-        text = result_text(f)
+        text = shown(src, nb.parent)
         stored = [(o['output_type'], ''.join(o.get('data', {}).get('text/markdown', '')),
                    ''.join(o.get('data', {}).get('text/plain', ''))) for o in c.get('outputs', [])]
         if stored != [('execute_result', text, text)]:
@@ -176,9 +175,9 @@ def test_results_are_shown_by_code_cells_not_includes():
     nbs = sorted((ROOT / 'nbs').glob('*.ipynb'))
     assert [x for nb in nbs for x in includes(nb)] == []
     assert [x for nb in nbs for x in stale_results(nb)] == []
-    shown = [nb.name for nb in nbs for c in json.loads(nb.read_text())['cells'] if result_path(''.join(c['source']))]
+    showing = [nb.name for nb in nbs for c in json.loads(nb.read_text())['cells'] if shown_path(''.join(c['source']))]
     assert {'index.ipynb', '09_prefs.ipynb', '10_grpo_lm.ipynb', '10a_supervision.ipynb',
-            '12b_serve.ipynb'} <= set(shown), shown
+            '12b_serve.ipynb'} <= set(showing), showing
 
 def test_the_result_checks_catch_an_include_and_a_stale_table(tmp_path):
     (tmp_path / 'bench').mkdir(); (tmp_path / 'nbs').mkdir()

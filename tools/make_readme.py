@@ -12,7 +12,7 @@ Directive lines (`#| ...`) are removed, and the `> summary` line under the title
 """
 import ast, json, re, sys
 from pathlib import Path
-from nanorl.runlog import result_text   # a result file as chapters show it (chapter 05b)
+from nanorl.runlog import result_tables, result_text   # a result file as chapters show it (chapter 05b)
 
 ROOT = Path(__file__).resolve().parent.parent
 NB, README = ROOT / 'nbs/index.ipynb', ROOT / 'README.md'
@@ -28,10 +28,22 @@ def result_path(src: str, name: str = 'show_result') -> str | None:
     arg = call.args[0]
     return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
 
+SHOWN = {'show_result': result_text, 'show_tables': lambda p: result_tables(result_text(p))}
+
+def shown_path(src: str) -> str | None:
+    "The PATH of a cell `show_result('PATH')` or `show_tables('PATH')`, else None."
+    return next((p for name in SHOWN if (p := result_path(src, name)) is not None), None)
+
+def shown(src: str, base: Path) -> str | None:
+    "What such a cell shows: the result file's text, or only its tables (PATH relative to `base`); else None."
+    for name, text in SHOWN.items():
+        if (path := result_path(src, name)) is not None: return text(base / path)
+    return None
+
 def cell_text(cell, base: Path = NB.parent) -> str | None:
     src = ''.join(cell['source'])
     if cell['cell_type'] == 'markdown': return src
-    if (path := result_path(src)) is not None: return result_text(base / path)
+    if (text := shown(src, base)) is not None: return text
     lines = src.splitlines()
     if any(l.replace(' ', '') in ('#|hide', '#|echo:false') for l in lines): return None
     code = '\n'.join(l for l in lines if not l.startswith('#|')).strip()

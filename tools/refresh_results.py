@@ -1,4 +1,5 @@
-"""Write into each notebook the output its `show_result('PATH')` cells give today (chapter 05b), without running it.
+"""Write into each notebook the output its `show_result('PATH')` and `show_tables('PATH')` cells give today
+(chapter 05b), without running it.
 
     python tools/refresh_results.py           # after re-measuring a result file
     python tools/refresh_results.py --check   # exit 1 if a stored table differs from its file
@@ -9,8 +10,7 @@ notebooks whose other cells take minutes. tests/test_layout.py fails while a sto
 """
 import json, sys
 from pathlib import Path
-from make_readme import ROOT, result_path
-from nanorl.runlog import result_text
+from make_readme import ROOT, shown
 
 def result_output(text: str) -> dict:
     "What Jupyter stores for a cell that returns the Markdown `text`."
@@ -22,8 +22,8 @@ def refresh(nb_path: Path) -> bool:
     "Set the output of every `show_result` cell of the notebook at `nb_path`; True if anything changed."
     nb, changed = json.loads(nb_path.read_text()), False
     for cell in nb['cells']:
-        if cell['cell_type'] != 'code' or (path := result_path(''.join(cell['source']))) is None: continue
-        want = [result_output(result_text(nb_path.parent / path))]
+        if cell['cell_type'] != 'code' or (text := shown(''.join(cell['source']), nb_path.parent)) is None: continue
+        want = [result_output(text)]
         if cell['outputs'] != want: cell['outputs'], changed = want, True
     if changed: nb_path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n')
     return changed
