@@ -4,7 +4,7 @@
 
 # %% ../nbs/15_launch.ipynb #5ba72a9b
 from __future__ import annotations
-import re, shlex, warnings
+import re, shlex, sys, tempfile, warnings
 from pathlib import Path
 import yaml
 from .config import load_yaml, write_presets
@@ -20,7 +20,8 @@ from .vllm import EngineConfig
 __all__ = ['HUB_MODEL', 'LORA', 'ON_GPU', 'GPU_PRESETS', 'PRESET_FILES', 'PORT', 'RUNS', 'TOKEN', 'CPU_NODE', 'GPU_24GB',
            'GPU_80GB', 'SKY_README', 'WHAT', 'SECRET_NAME', 'write_configs', 'setup', 'train_command', 'trainer_url',
            'worker_command', 'check_feed', 'task', 'job_group', 'tasks_of', 'full_group', 'launch_files',
-           'LiteralDumper', 'launch_command', 'to_text', 'write_launch', 'leaks', 'command_config']
+           'LiteralDumper', 'launch_command', 'to_text', 'write_launch', 'stale_files', 'main', 'leaks',
+           'command_config']
 
 # %% ../nbs/15_launch.ipynb #e5452bc1
 HUB_MODEL = 'Qwen/Qwen2.5-0.5B-Instruct'
@@ -197,6 +198,26 @@ def write_launch(root: str | Path = '.') -> list[Path]:
         rows += f"| `{name}` | {WHAT[name]} | `{launch_command(name, docs)}` |\n"
     (root / 'sky' / 'README.md').write_text(SKY_README + rows); paths.append(root / 'sky' / 'README.md')
     return paths
+
+def stale_files(root: str | Path = '.') -> list[str]:
+    ("The files under `root`'s `configs/` and `sky/` that are not what this chapter writes: different, missing, or "
+     "there though the chapter does not write them.")
+    files = lambda r: {str(p.relative_to(r)): p.read_bytes() for d in ('configs', 'sky') if (Path(r) / d).is_dir()
+                       for p in sorted((Path(r) / d).iterdir())}
+    with tempfile.TemporaryDirectory() as tmp:
+        write_launch(tmp)
+        want, have = files(tmp), files(root)
+    return sorted(k for k in want.keys() | have.keys() if want.get(k) != have.get(k))
+
+def main():
+    "`python -m nanorl.launch`: write `configs/` and `sky/` in the current folder (the repository's root)."
+    stale = stale_files()
+    written = write_launch()
+    print(f"wrote {len(written)} files into configs/ and sky/; changed: {', '.join(stale) or 'none'}")
+
+# %% ../nbs/15_launch.ipynb #36f15abe
+#| eval: false
+if __name__ == '__main__' and 'ipykernel' not in sys.modules: main()
 
 # %% ../nbs/15_launch.ipynb #7281348f
 SECRET_NAME = re.compile(r'TOKEN|SECRET|KEY|PASSWORD', re.I)
