@@ -453,6 +453,8 @@ def _read_rows(source: str) -> list[dict]:
         if path.suffix not in DATA_FORMATS:
             raise ValueError(f"data file {source!r}: nanorl reads {', '.join(DATA_FORMATS)} files; convert it to JSONL")
         if path.stat().st_size == 0: raise ValueError(f"data file {source!r} is empty; it needs one row per prompt")
+        if path.suffix == '.jsonl' and (why := bad_jsonl_line(path)):    # said before `datasets` logs its own
+            raise ValueError(f"data file {source!r} cannot be read as jsonl: {why}")
         try: return datasets.load_dataset(DATA_FORMATS[path.suffix], data_files=str(path), split='train').to_list()
         except Exception as e:
             why = (path.suffix == '.jsonl' and bad_jsonl_line(path)) or (

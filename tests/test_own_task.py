@@ -18,13 +18,15 @@ def nan(prompt, completion, answer): return float('nan')
 
 @pytest.fixture(scope='module')
 def own(tmp_path_factory):
-    "A folder with a JSONL of sums, a CSV without the answer column and a module of rewards: the user's files."
+    ("A folder with a JSONL of sums, a CSV without the answer column, an empty and a broken JSONL, and a module of "
+     "rewards: the user's files.")
     d = tmp_path_factory.mktemp('own')
     (d / 'my_rewards.py').write_text(REWARDS)
     rows = [{'prompt': f'{a} plus {b}?', 'answer': a + b} for a in range(8) for b in range(8)]
     (d / 'sums.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in rows))
     (d / 'no_answer.csv').write_text('prompt\n1 plus 1?\n')
     (d / 'empty.jsonl').write_text('')
+    (d / 'broken.jsonl').write_text('{"prompt": "1 plus 1?", "answer": 2}\n{"prompt": "2 plus 2?", answer\n')
     return d
 
 def train(folder: Path, *args):
@@ -46,6 +48,7 @@ def test_a_jsonl_task_with_a_reward_by_import_path_trains(own, quick_model, tmp_
     (['--data', 'no_answer.csv', '--reward', 'my_rewards:exact'], "row 0 has no 'answer' column (its columns: "
                                                                    "prompt)"),
     (['--data', 'empty.jsonl', '--reward', 'my_rewards:exact'], "data file 'empty.jsonl' is empty"),
+    (['--data', 'broken.jsonl', '--reward', 'my_rewards:exact'], "cannot be read as jsonl: line 2: not JSON"),
     (['--data', 'sums.jsonl', '--reward', 'my_rewards:exact', '--heldout', '64'], "heldout is 64, but sums.jsonl "
                                                                                    "has 64 distinct prompts"),
     (['--data', 'sums.jsonl', '--reward', 'my_rewards:boom'], "reward function boom on prompt '"),
