@@ -183,7 +183,7 @@ def test_the_check_finds_each_broken_thing(tmp_path):
                                  'Inline $x^2$ and display $$\\frac{a}{b}$$, a [link to the other page](broken.ipynb) '
                                  'and [one here](#a-heading).'),
                     ('code', 'plot()', [png()]),
-                    ('code', 'total = ' + '+'.join(['value'] * 80), []),   # a line that must wrap in the column
+                    ('code', 'total = ' + '+'.join(['value'] * 80), []),   # a line that scrolls inside its block
                     ('code', "#| echo: false\nshow_result('../bench/results/x.md')",   # a result, as Jupyter stores it
                      [{'output_type': 'execute_result', 'execution_count': None, 'metadata': {},
                        'data': {'text/markdown': table, 'text/plain': table}}]))
@@ -206,7 +206,7 @@ def test_the_check_finds_each_broken_thing(tmp_path):
     for w in want: assert any(p.startswith(w) for p in found), (w, found)
     assert len(found) == len(want), found
     (site / 'katex/katex.min.js').unlink()   # KaTeX that cannot load leaves every formula raw
-    (site / 'site.js').unlink(); (site / 'site.css').write_text('')   # no copy buttons, and code that does not wrap
+    (site / 'site.js').unlink(); (site / 'site.css').write_text('')   # no copy buttons, and code cut at the edge
     found = [p for p in problems(site) if p.startswith('good.html')]
     assert len([p for p in found if p.startswith('good.html: math not typeset')]) == 2, found
     assert len([p for p in found if p.startswith('good.html: code block without a copy button')]) == 2, found

@@ -59,13 +59,26 @@ def fence(text: str, cls: str = '') -> str:
     ticks = '`' * max(3, max((len(m) for m in re.findall(r'`+', text)), default=0) + 1)
     return f"{ticks}{cls}\n{text.rstrip()}\n{ticks}"
 
+def png_description(data: bytes) -> str:
+    "The PNG's own description (a `tEXt` chunk named Description, as chapter 05b's pictures carry), or ''."
+    pos = 8                                             # past the signature: chunks of length, type, body, CRC
+    while pos + 8 <= len(data):
+        size, kind = int.from_bytes(data[pos:pos + 4], 'big'), data[pos + 4:pos + 8]
+        key, _, text = data[pos + 8:pos + 8 + size].partition(b'\x00')
+        if kind == b'tEXt' and key == b'Description': return text.decode('latin-1')
+        pos += 12 + size
+    return ''
+
 def output_md(out: dict, save_image) -> str:
-    "One stored output as markdown: figures as image files, markdown as is, anything else as text."
+    "One stored output as markdown: figures as image files with alt text, markdown as is, anything else as text."
     kind = out['output_type']
     if kind == 'stream': return fence(''.join(out['text']), ' {.output}')
     if kind == 'error': return fence('\n'.join(out.get('traceback', [])), ' {.output}')
     data = out.get('data', {})
-    if 'image/png' in data: return f"![]({save_image(base64.b64decode(''.join(data['image/png'])))})"
+    if 'image/png' in data:
+        png = base64.b64decode(''.join(data['image/png']))
+        alt = png_description(png) or 'a figure the code above draws'
+        return f'<img src="{save_image(png)}" alt="{html.escape(alt)}">'
     if 'text/markdown' in data:
         return ''.join(data['text/markdown'])
     if 'text/html' in data: return fence(''.join(data['text/html']), '{=html}')
@@ -131,7 +144,11 @@ def pager_html(order: list, pages: dict, titles: dict, current: str) -> str:
     nxt = link(names[i + 1], 'next', f'{html.escape(titles[names[i + 1]])} &rarr;') if i + 1 < len(names) else ''
     return f'<nav class="pager" data-pagefind-ignore>{prev}{nxt}</nav>\n'
 
-HEAD = '<script defer src="pagefind/pagefind-ui.js"></script>\n<script defer src="site.js"></script>\n'
+FAVICON = ("data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><rect width='16' "
+           "height='16' rx='3' fill='%23234'/><text x='8' y='12' font-size='10' text-anchor='middle' fill='white' "
+           "font-family='sans-serif'>RL</text></svg>")
+HEAD = ('<script defer src="pagefind/pagefind-ui.js"></script>\n<script defer src="site.js"></script>\n'
+        f'<link rel="icon" href="{FAVICON}">\n')
 
 def render(md: str, meta: dict, nav: str, pager: str, out: Path, work: Path):
     "One page through pandoc: standalone HTML5, the table of contents, KaTeX from the site's own katex/ folder."

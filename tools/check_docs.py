@@ -6,7 +6,8 @@ A page fails on math KaTeX did not typeset (a `.math` element without KaTeX's ou
 as `$x$` or `\\frac` left in the text), a Quarto shortcode left in the text (`{{< include ... >}}`: a result shows
 through a `show_result` cell, which Jupyter and GitHub render too), an image the browser could not load, a link
 to a page or file of the site that does not exist or to an anchor that page does not have, and a code block (a `pre`)
-that is wider than its column in a 1280 px window or has no copy button (tools/docs/site.js). The site fails when a
+that sticks out of its column in a 1280 px window or is cut (wider inside than its box and not scrollable), or has no
+copy button (tools/docs/site.js). The site fails when a
 name that a `nanorl` module exports (its `__all__`) has no API entry (a heading with that name) on any page. Each
 page is opened by the browser itself from a copy with a small script added that reports, after the page has loaded
 and KaTeX has run, what the document holds; Chromium prints that document (`--dump-dom`). Needs Chromium (Debian's
@@ -32,7 +33,11 @@ window.addEventListener('load', () => setTimeout(() => {
              links: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
              ids: [...document.querySelectorAll('[id]')].map(e => e.id),
              headings: all('h1, h2, h3, h4').map(h => h.textContent.trim()),
-             wide_code: all('pre').filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.textContent.slice(0, 60)),
+             // a code block sticks out of its column, or is cut: wider inside than its box, and not scrollable
+             wide_code: all('pre').filter(p => p.getBoundingClientRect().right > main.getBoundingClientRect().right + 1
+                                               || (p.scrollWidth > p.clientWidth + 1 &&
+                                                   !['auto', 'scroll'].includes(getComputedStyle(p).overflowX)))
+                                  .map(p => p.textContent.slice(0, 60)),
              no_copy: all('pre').filter(p => !p.querySelector('button.copy')).map(p => p.textContent.slice(0, 60))};
   const walk = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
   for (let n; (n = walk.nextNode());) {

@@ -1,5 +1,6 @@
 // The offline docs site's script (tools/build_docs.py copies it into the site as site.js): Pagefind's search box,
-// a copy button on every code block, and the chapter list folded away on a narrow screen.
+// a copy button on every code block, a link on every section heading, and the chapter list folded away on a narrow
+// screen.
 (() => {
   const root = new URL('.', document.currentScript.src).pathname;   // the site's folder, wherever it is served
   const search = document.getElementById('search');
@@ -21,6 +22,13 @@
     area.remove();
     return ok;
   };
+  for (const h of document.querySelectorAll('main h2[id], main h3[id], main section[id] > h2, main section[id] > h3')) {
+    const id = h.id || h.parentElement.id;   // pandoc puts a heading's id on the heading or on its section
+    if (!id || h.querySelector('a.anchor')) continue;
+    // the mark is drawn by site.css, so the heading's text stays its own
+    h.append(Object.assign(document.createElement('a'), {className: 'anchor', href: '#' + id,
+                                                          title: 'A link to this section'}));
+  }
   for (const pre of document.querySelectorAll('main pre')) {
     const code = pre.querySelector('code') || pre, button = document.createElement('button');
     Object.assign(button, {type: 'button', className: 'copy', textContent: 'Copy', title: 'Copy to the clipboard'});
