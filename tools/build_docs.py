@@ -14,8 +14,10 @@ on GitHub. A code cell's stored outputs follow it (its code too, unless `#| echo
 text, so a `show_result` cell (chapter 05b) shows its result file's table as Jupyter and GitHub do. Math is typeset
 in the browser by KaTeX copied from a local folder (Debian's `libjs-katex`), so the site needs no network.
 Each page has a search box (Pagefind's index and UI, static files made here by the binary of the `pagefind[bin]`
-wheel), a link to the previous and the next page at its foot, and a copy button on every code block; code wraps in
-its column, and below 800 px the sidebar folds into a menu above the text (tools/docs/site.css and site.js).
+wheel), a link to the previous and the next page at its foot, a copy button on every code block and a link on every
+section heading; code scrolls inside its block (it keeps Python's indentation), outputs wrap in the column, a dark
+page follows the reader's setting, every figure has alt text, and below 800 px the sidebar folds into a menu above the
+text (tools/docs/site.css and site.js).
 Needs `pandoc` (Debian's `pandoc`).
 """
 import argparse, base64, configparser, html, json, re, shutil, subprocess, sys
