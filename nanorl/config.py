@@ -6,6 +6,7 @@
 from __future__ import annotations
 import functools, importlib.util, math, os, re, typing
 from dataclasses import asdict, dataclass, field, fields
+from fastcore.basics import patch
 from pathlib import Path
 import torch
 import yaml
@@ -285,59 +286,7 @@ class LoopConfig(Knobs):
     report_to: str = knob('none', f"trackers that get every row of the log besides log.csv: none, or one or more of "
                                   f"{', '.join(TRACKERS)} joined by commas (the track extra; chapter 05b)")
 
-    def check(self):
-        super().check()
-        if not self.name: self.name = re.sub(r'[^\w.-]+', '-', self.task) + f"_{self.algo}"   # module:fn, ns/id
-        check_choice('algo', self.algo, [*ESTIMATORS, *OBJECTIVES])
-        check_choice('task', self.task, TASKS, more=" (the language tasks are registered by nanorl.lmtask, chapter "
-                     "08a)" if self.task in ('countdown', 'gsm8k') else '')
-        check_choice('loss_agg', self.loss_agg, AGG_MODES)
-        check_choice('kl_estimator', self.kl_estimator, KL_ESTIMATORS)
-        for t in trackers(self.report_to):
-            check_choice('report_to', t, TRACKERS)
-            if why := missing_extra([t], 'track'): raise ConfigError(f"report_to {t}: {why}")
-        check_rules(self, LOOP_RULES)
-        if self.algo in NEEDS_GROUPS:
-            try: check_group_size(self.algo, self.group_size)
-            except ValueError as e: raise ConfigError(str(e)) from None
-        if self.algo in NEEDS_CRITIC and self.critic is False:
-            raise ConfigError(f"{self.algo} estimates advantages with GAE, which needs a critic; "
-                              f"set critic to true (or leave it unset), or choose an algo without one such as grpo")
-        if self.algo not in NEEDS_CRITIC and self.critic:
-            raise ConfigError(f"{self.algo} does not use a critic (only {sorted(NEEDS_CRITIC)} do); "
-                              f"leave critic unset, or choose algo ppo")
-        if self.dynamic_sampling and self.group_size < 2:
-            raise ConfigError(f"dynamic_sampling drops groups whose rewards are all equal, and group_size "
-                              f"{self.group_size} makes no groups; set group_size to 2 or more, or dynamic_sampling 0")
-        if self.minibatches > self.n_prompts * self.group_size:
-            raise ConfigError(f"minibatches ({self.minibatches}) exceeds the {self.n_prompts * self.group_size} rows a "
-                              f"step trains on; lower minibatches or raise n_prompts")
-
-    @property
-    def run_dir(self) -> Path: return Path(self.out_dir) / self.name
-    @property
-    def use_critic(self) -> bool:
-        "Whether this run trains a critic: `critic` if set, else whether the algo needs one."
-        return self.algo in NEEDS_CRITIC if self.critic is None else self.critic
-    @property
-    def task_kind(self) -> str: return TASKS[self.task]().kind
-    @property
-    def token_budget(self) -> int:
-        "The most steps one sequence can hold, the length of the constant loss normaliser: `max_len`."
-        return self.max_len
-
-    def resume_keys(self) -> list[str]:
-        "Knobs a checkpoint's weights depend on: a resumed run must keep them (subclasses add their own)."
-        return ['task', 'hidden', 'use_critic']
-
-    def check_resumable(self, saved: dict):
-        "Refuse, with the reason, to resume a checkpoint whose config (`saved`) built different weights."
-        old = type(self)(**{k: v for k, v in saved.items() if k in type(self).keys()})
-        for k in self.resume_keys():
-            if getattr(old, k) != getattr(self, k):
-                raise ConfigError(f"cannot resume with {k}={getattr(self, k)!r}: the checkpoint was trained with "
-                                  f"{k}={getattr(old, k)!r}; keep it, or start a new run without --resume")
-
+# %% ../nbs/05a_config.ipynb #a96fddb9
 _positive = lambda v: 0 < v < math.inf
 LOOP_RULES = [  # (field, check, what the check wants); None (an option turned off) is not checked
     *[(k, lambda v: v >= 1, "at least 1")
@@ -350,3 +299,61 @@ LOOP_RULES = [  # (field, check, what the check wants); None (an option turned o
     ('dual_clip', lambda v: 1 < v < math.inf, "greater than 1 (3 is typical)"),
     *[(k, lambda v: 0 <= v < math.inf, "0 or positive") for k in ('kl_coef', 'ent_coef', 'vf_coef', 'max_grad_norm')],
 ]
+
+# %% ../nbs/05a_config.ipynb #57a9af0d
+@patch
+def check(self: LoopConfig):
+    super(LoopConfig, self).check()     # a patched method has no class cell for super()
+    if not self.name: self.name = re.sub(r'[^\w.-]+', '-', self.task) + f"_{self.algo}"   # module:fn, ns/id
+    check_choice('algo', self.algo, [*ESTIMATORS, *OBJECTIVES])
+    check_choice('task', self.task, TASKS, more=" (the language tasks are registered by nanorl.lmtask, chapter "
+                 "08a)" if self.task in ('countdown', 'gsm8k') else '')
+    check_choice('loss_agg', self.loss_agg, AGG_MODES)
+    check_choice('kl_estimator', self.kl_estimator, KL_ESTIMATORS)
+    for t in trackers(self.report_to):
+        check_choice('report_to', t, TRACKERS)
+        if why := missing_extra([t], 'track'): raise ConfigError(f"report_to {t}: {why}")
+    check_rules(self, LOOP_RULES)
+    if self.algo in NEEDS_GROUPS:
+        try: check_group_size(self.algo, self.group_size)
+        except ValueError as e: raise ConfigError(str(e)) from None
+    if self.algo in NEEDS_CRITIC and self.critic is False:
+        raise ConfigError(f"{self.algo} estimates advantages with GAE, which needs a critic; "
+                          f"set critic to true (or leave it unset), or choose an algo without one such as grpo")
+    if self.algo not in NEEDS_CRITIC and self.critic:
+        raise ConfigError(f"{self.algo} does not use a critic (only {sorted(NEEDS_CRITIC)} do); "
+                          f"leave critic unset, or choose algo ppo")
+    if self.dynamic_sampling and self.group_size < 2:
+        raise ConfigError(f"dynamic_sampling drops groups whose rewards are all equal, and group_size "
+                          f"{self.group_size} makes no groups; set group_size to 2 or more, or dynamic_sampling 0")
+    if self.minibatches > self.n_prompts * self.group_size:
+        raise ConfigError(f"minibatches ({self.minibatches}) exceeds the {self.n_prompts * self.group_size} rows a "
+                          f"step trains on; lower minibatches or raise n_prompts")
+
+# %% ../nbs/05a_config.ipynb #8f32abf0
+@patch(as_prop=True)
+def run_dir(self: LoopConfig) -> Path: return Path(self.out_dir) / self.name
+@patch(as_prop=True)
+def use_critic(self: LoopConfig) -> bool:
+    "Whether this run trains a critic: `critic` if set, else whether the algo needs one."
+    return self.algo in NEEDS_CRITIC if self.critic is None else self.critic
+@patch(as_prop=True)
+def task_kind(self: LoopConfig) -> str: return TASKS[self.task]().kind
+@patch(as_prop=True)
+def token_budget(self: LoopConfig) -> int:
+    "The most steps one sequence can hold, the length of the constant loss normaliser: `max_len`."
+    return self.max_len
+
+@patch
+def resume_keys(self: LoopConfig) -> list[str]:
+    "Knobs a checkpoint's weights depend on: a resumed run must keep them (subclasses add their own)."
+    return ['task', 'hidden', 'use_critic']
+
+@patch
+def check_resumable(self: LoopConfig, saved: dict):
+    "Refuse, with the reason, to resume a checkpoint whose config (`saved`) built different weights."
+    old = type(self)(**{k: v for k, v in saved.items() if k in type(self).keys()})
+    for k in self.resume_keys():
+        if getattr(old, k) != getattr(self, k):
+            raise ConfigError(f"cannot resume with {k}={getattr(self, k)!r}: the checkpoint was trained with "
+                              f"{k}={getattr(old, k)!r}; keep it, or start a new run without --resume")
