@@ -220,6 +220,7 @@ def _prefill(self: HFPolicy, ids: Tensor, mask: Tensor, first: Tensor, rows: Ten
     cache.batch_select_indices(rows)      # each row's copy of its prompt's keys and values; gradients add up
     return key, cache, out.logits[:, -1][rows]
 
+# %% ../nbs/06_model.ipynb #d991f885
 @dataclass
 class Decoding:
     ("A batch part-way through generation: the KV cache (the model output's field `key`), each row's next-token "
@@ -259,6 +260,7 @@ def _extend(self: HFPolicy, d: Decoding, ids: Tensor, new: Tensor):
                          use_cache=True, **{d.key: d.cache})
     d.cache, d.logits, d.attn, d.nxt = getattr(out, d.key), out.logits[:, -1], attn, d.nxt + new.sum(1)
 
+# %% ../nbs/06_model.ipynb #5e80da69
 @patch
 @torch.no_grad()
 def _sample(self: HFPolicy, d: Decoding, max_new_tokens: int, noise, greedy: bool, keep_rows: bool = False) -> tuple:
@@ -289,6 +291,7 @@ def _sample(self: HFPolicy, d: Decoding, max_new_tokens: int, noise, greedy: boo
     truncated[live[going]] = True
     return tuple(x[:, :t + 1].cpu() for x in (tokens, logp, mask)) + (truncated.cpu(),)
 
+# %% ../nbs/06_model.ipynb #86ded838
 @patch
 def _generate_chunk(self: HFPolicy, prompt_ids: list[list[int]], max_new_tokens: int, generator, greedy: bool):
     return self._sample(self._start(prompt_ids), max_new_tokens, device_noise(generator, self.device), greedy)

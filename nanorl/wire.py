@@ -12,7 +12,8 @@ from .core import Batch
 
 # %% auto #0
 __all__ = ['MAX_HEADER', 'MAX_DEPTH', 'MAX_DIGITS', 'BATCH_META', 'WORD', 'LOGP_RANGE', 'staleness_at_turn', 'BadRequest',
-           'json_depth', 'strict_json', 'pack', 'unpack', 'batch_tensors', 'max_act_len', 'batch_spec', 'check_batch']
+           'json_depth', 'strict_json', 'pack', 'unpack', 'batch_tensors', 'max_act_len', 'batch_spec', 'check_meta',
+           'batch_shapes', 'check_values', 'check_masks', 'check_batch']
 
 # %% ../nbs/12_wire.ipynb #11214a93
 def staleness_at_turn(version: int, sampled: int, ahead: int) -> int:
@@ -101,8 +102,9 @@ def batch_spec(task, policy, cfg) -> dict:
     return {'lm': True, 'n_actions': policy.model.get_input_embeddings().num_embeddings,
             'holes': getattr(task, 'multi_turn', False), **common}
 
-def check_batch(t: dict[str, Tensor], meta: dict, spec: dict) -> Batch:
-    "The `Batch` in `t`, or `BadRequest` naming the first tensor or metadata field that is wrong."
+# %% ../nbs/12_wire.ipynb #0f7a93af
+def check_meta(meta: dict):
+    "`BadRequest` naming the first metadata field that is unknown, missing or not what `BATCH_META` says."
     if unknown := sorted(set(meta) - set(BATCH_META)):
         raise BadRequest(400, f"unknown metadata field {unknown[0]!r}; a batch carries {sorted(BATCH_META)}")
     for k, what in BATCH_META.items():
@@ -110,6 +112,11 @@ def check_batch(t: dict[str, Tensor], meta: dict, spec: dict) -> Batch:
         ok = (isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 62) if k == 'version' else (
             isinstance(v, str) and WORD.fullmatch(v))
         if not ok: raise BadRequest(400, f"metadata {k!r} must be {what}, got {str(v)[:80]!r}")
+
+# %% ../nbs/12_wire.ipynb #16a3d294
+def batch_shapes(t: dict[str, Tensor], spec: dict) -> dict[str, tuple]:
+    ("The dtype and shape each tensor must have, or `BadRequest` for a tensor missing or unknown, or an `act` longer "
+     "than the run's longest. A batch's length `T` is its `act`'s; a conversation's `obs` may be longer.")
     P, G, L = spec['P'], spec['G'], spec['lm']
     names = {'obs', 'act', 'logp', 'reward', 'mask', 'terminated', 'last_obs'} | ({'obs_mask'} if L else set())
     if unknown := sorted(set(t) - names):
@@ -124,10 +131,14 @@ def check_batch(t: dict[str, Tensor], meta: dict, spec: dict) -> Batch:
     Lo = t['obs'].shape[-1] if L and t['obs'].dim() == 3 else T
     want = {'act': (torch.int64, [P, G, T]), 'logp': (torch.float32, [P, G, T]), 'reward': (torch.float32, [P, G, T]),
             'mask': (torch.float32, [P, G, T]), 'terminated': (torch.bool, [P, G])}
-    want |= ({'obs': (torch.int64, [P, G, Lo]), 'obs_mask': (torch.int64, [P, G, Lo]),
-              'last_obs': (torch.float32, [P, G, 1])} if L else
-             {'obs': (torch.float32, [P, G, T, spec['obs_dim']]), 'last_obs': (torch.float32, [P, G, spec['obs_dim']])})
-    for k, (dtype, shape) in want.items():
+    return want | ({'obs': (torch.int64, [P, G, Lo]), 'obs_mask': (torch.int64, [P, G, Lo]),
+                    'last_obs': (torch.float32, [P, G, 1])} if L else
+                   {'obs': (torch.float32, [P, G, T, spec['obs_dim']]),
+                    'last_obs': (torch.float32, [P, G, spec['obs_dim']])})
+
+def check_values(t: dict[str, Tensor], spec: dict):
+    "`BadRequest` naming the first tensor of the wrong dtype or shape, or with a value no worker of the run can send."
+    for k, (dtype, shape) in batch_shapes(t, spec).items():
         if t[k].dtype != dtype: raise BadRequest(400, f"tensor {k!r} has dtype {t[k].dtype}, expected {dtype}")
         if list(t[k].shape) != shape:
             raise BadRequest(400, f"tensor {k!r} has shape {list(t[k].shape)}, expected {shape}")
@@ -137,11 +148,17 @@ def check_batch(t: dict[str, Tensor], meta: dict, spec: dict) -> Batch:
         if (bad := (t[k] < lo) | (t[k] > hi)).any():
             raise BadRequest(400, f"tensor {k!r} holds {t[k][bad][0].item():g}, outside [{lo:g}, {hi:g}], the range "
                                   f"this task declares; a worker of this run cannot have sampled it")
-    if ((act < 0) | (act >= spec['n_actions'])).any():
+    if ((t['act'] < 0) | (t['act'] >= spec['n_actions'])).any():
         raise BadRequest(400, f"tensor 'act' holds actions outside [0, {spec['n_actions']})")
-    mask, real = t['mask'], t['mask']    # real: the sequence's steps; mask: the ones the policy chose
+
+# %% ../nbs/12_wire.ipynb #92e2de72
+def check_masks(t: dict[str, Tensor], spec: dict):
+    ("`BadRequest` unless the mask starts each sequence and never restarts, and a language batch's `obs` ends with "
+     "its completion, with an `obs_mask` that agrees.")
+    act, mask, L = t['act'], t['mask'], spec['lm']
+    T, real = act.shape[-1], mask     # real: the sequence's steps; mask: the ones the policy chose
     if L:
-        if Lo < T or ((t['obs'] < 0) | (t['obs'] >= spec['n_actions'])).any():
+        if t['obs'].shape[-1] < T or ((t['obs'] < 0) | (t['obs'] >= spec['n_actions'])).any():
             raise BadRequest(400, f"tensor 'obs' must hold token ids in [0, {spec['n_actions']}) "
                                   f"and end with the {T} completion tokens")
         om = t['obs_mask']
@@ -155,4 +172,8 @@ def check_batch(t: dict[str, Tensor], meta: dict, spec: dict) -> Batch:
             or (real[..., 1:] > real[..., :-1]).any()):
         raise BadRequest(400, "tensor 'mask' must be 1 on each sequence's first step, 0 or 1 on its other steps "
                               "and 0 on the padding after them" + (" (where obs_mask[..., -T:] is 0)" if L else ""))
+
+def check_batch(t: dict[str, Tensor], meta: dict, spec: dict) -> Batch:
+    "The `Batch` in `t`, or `BadRequest` naming the first metadata field or tensor that is wrong."
+    check_meta(meta); check_values(t, spec); check_masks(t, spec)
     return Batch(**t)
