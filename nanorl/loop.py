@@ -57,24 +57,28 @@ class Prepared:
     def inputs(self, s=slice(None)) -> tuple:
         "What `score` and a critic take, for rows `s`."
         return self.obs[s], self.act[s], None if self.obs_mask is None else self.obs_mask[s]
-    def trimmed(self) -> Prepared:
-        ("The same rows without the columns that are padding in all of them: the steps after the last real one "
-         "and, for token rows, the left padding every prompt has. No real step's loss changes. Every value the "
-         "mask excludes (padding, an environment's tokens) becomes exactly 0, so it can reach neither the loss nor, "
-         "through `0 * NaN`, the gradient (chapter 01).")
-        T = self.mask.shape[1]
-        end = int(self.mask.any(0).nonzero().max()) + 1 if self.mask.any() else T
-        mask = self.mask[:, :end]
-        steps = {k: v[:, :end] if k in ('act', 'mask') else zero_padding(v[:, :end], mask)
-                 for k in STEP_FIELDS if (v := getattr(self, k)) is not None}
-        if self.obs_mask is None: return replace(self, obs=zero_padding(self.obs[:, :end], mask), **steps)
-        prompt = self.obs.shape[1] - T      # a column before the completion stays: it predicts the first token
-        start = min(int(self.obs_mask.any(0).nonzero().min()), max(prompt - 1, 0))
-        stop = self.obs.shape[1] - (T - end)
-        return replace(self, obs=self.obs[:, start:stop], obs_mask=self.obs_mask[:, start:stop], **steps)
 
+# %% ../nbs/05c_train.ipynb #89a5b535
 STEP_FIELDS = ('act', 'mask', 'logp', 'old_logp', 'advantage', 'returns', 'old_value', 'ref_logp')   # [N, T] each
 
+@patch
+def trimmed(self: Prepared) -> Prepared:
+    ("The same rows without the columns that are padding in all of them: the steps after the last real one "
+     "and, for token rows, the left padding every prompt has. No real step's loss changes. Every value the "
+     "mask excludes (padding, an environment's tokens) becomes exactly 0, so it can reach neither the loss nor, "
+     "through `0 * NaN`, the gradient (chapter 01).")
+    T = self.mask.shape[1]
+    end = int(self.mask.any(0).nonzero().max()) + 1 if self.mask.any() else T
+    mask = self.mask[:, :end]
+    steps = {k: v[:, :end] if k in ('act', 'mask') else zero_padding(v[:, :end], mask)
+             for k in STEP_FIELDS if (v := getattr(self, k)) is not None}
+    if self.obs_mask is None: return replace(self, obs=zero_padding(self.obs[:, :end], mask), **steps)
+    prompt = self.obs.shape[1] - T      # a column before the completion stays: it predicts the first token
+    start = min(int(self.obs_mask.any(0).nonzero().min()), max(prompt - 1, 0))
+    stop = self.obs.shape[1] - (T - end)
+    return replace(self, obs=self.obs[:, start:stop], obs_mask=self.obs_mask[:, start:stop], **steps)
+
+# %% ../nbs/05c_train.ipynb #02b103c5
 @torch.no_grad()
 def score_all(policy, obs: Tensor, act: Tensor, obs_mask: Tensor | None = None, size: int = 0) -> Tensor:
     "Logprobs of every action under `policy`, `size` sequences per forward (0: all at once)."
