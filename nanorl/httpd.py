@@ -205,6 +205,7 @@ def drop_slowest(self: Server, park: bool = True) -> bool:
 DROPPED = ("dropped: the server is at its connection limit and this request had gone longest without sending; "
            "send requests without pauses, and retry")
 
+# %% ../nbs/12a_httpd.ipynb #718b7981
 @patch
 def unpark(self: Server):
     "Close the connection parked longest, with a 503."
@@ -268,6 +269,7 @@ def hold(self: Server, conn: Conn, n: int):
     "Count `n` bytes as held by `conn` (replacing what it held)."
     self.held += n - conn.held; conn.held = n
 
+# %% ../nbs/12a_httpd.ipynb #a4cfd7b9
 @patch
 def dispatch(self: Server, conn: Conn):
     conn.req.body = bytes(memoryview(conn.buf)[:conn.need])
@@ -326,6 +328,7 @@ def write(self: Server, conn: Conn):
     conn.state = 'drain'
     self.sel.modify(conn.sock, selectors.EVENT_READ, conn)
 
+# %% ../nbs/12a_httpd.ipynb #f045d35d
 @patch
 def close(self: Server, conn: Conn, why: str = ''):
     "Close `conn`; with `why`, first try to tell the client (503) without waiting."
