@@ -23,7 +23,7 @@ from .httpd import Limits, Request, Server
 # %% auto #0
 __all__ = ['VERSION', 'ASYNC_PRESETS', 'ServeConfig', 'read_token', 'is_loopback', 'listen_token', 'TrainerSource', 'check_auth',
            'get_health', 'get_weights', 'TrainerGone', 'TrainerFailed', 'Client', 'worker_name', 'refresh_weights',
-           'sample_batch', 'worker_loop', 'rollout_worker']
+           'sample_batch', 'must_wait', 'worker_loop', 'rollout_worker']
 
 # %% ../nbs/12b_serve.ipynb #c1200002
 @dataclass
@@ -193,9 +193,12 @@ def route(self: TrainerSource, req: Request):
 VERSION = re.compile(r"[0-9]{1,18}")
 
 def get_health(src: TrainerSource, req):
-    "/health: the version, the run id, and whether the run is done, stopping or failed."
+    ("/health: the version, the run id, whether the run is done, stopping or failed, and for back-pressure the "
+     "batches ahead of a new one (`ahead`) and the workers that recently sent one (`senders`).")
+    with src.cond: ahead, senders = len(src.queue) + src.busy, len(src.active_workers(time.monotonic()))
     return 200, {'ok': True, 'version': src.version, 'run': src.run_id, 'done': src.done,
-                 'stopping': bool(src.stopping), 'failed': src.failed}, 'application/json'
+                 'stopping': bool(src.stopping), 'failed': src.failed, 'ahead': ahead, 'senders': senders}, \
+        'application/json'
 
 def get_weights(src: TrainerSource, req):
     "/weights/latest or /weights/<v>: the weights of a kept version, packed with that version and the run id."
@@ -276,9 +279,14 @@ def note(self: TrainerSource, worker: str, now: float):
         self.seen = {w: s for w, s in self.seen.items() if now - s[0] < 600}
 
 @patch
+def active_workers(self: TrainerSource, now: float) -> set[str]:
+    "The workers whose last accepted batch is recent: within 10 s, or three of their usual intervals."
+    return {w for w, (t, gap) in self.seen.items() if now - t <= max(10.0, 3 * gap)}
+
+@patch
 def over_share(self: TrainerSource, worker: str, now: float) -> str:
     "Why `worker` must wait for its turn ('' if it need not)."
-    active = {w for w, (t, gap) in self.seen.items() if now - t <= max(10.0, 3 * gap)} | {worker}
+    active = self.active_workers(now) | {worker}
     f, n, mine = self.cfg.fair_share, len(self.recent), self.recent.count(worker)
     if not f or len(active) < 2 or n < len(active) or mine + 1 <= f * (n + 1) / len(active): return ''
     if mine <= min(self.recent.count(w) for w in active if w != worker): return ''   # the least served always may
@@ -432,19 +440,29 @@ def sample_batch(task, sampling, policy, run, generator) -> Batch:
     with sampler_precision(policy, run):
         return draw(task, sampling, run, int(torch.randint(2 ** 31 - 1, (1,), generator=generator)), generator)
 
+# %% ../nbs/12b_serve.ipynb #f0c673f8
+def must_wait(health: dict, max_staleness: int) -> bool:
+    ("Whether a batch sampled now would be too stale by its turn if the other senders land theirs first; never when "
+     "the trainer has nothing ahead, so that a trainer with no work is always fed.")
+    return health['ahead'] + min(max(health['senders'] - 1, 0), max_staleness) > max_staleness
+
 # %% ../nbs/12b_serve.ipynb #026fffb2
 def worker_loop(client: Client, policy, sample: typing.Callable[[], Batch], name: str, counts: dict,
-                max_batches: int = 0):
+                max_batches: int = 0, max_staleness: int | None = None):
     ("Refresh the weights, `sample()` a batch and submit it, until the trainer says done (or `max_batches` are "
-     "accepted); `counts` tallies the answers: accepted, stale (409), unfair (429), refused (anything else).")
+     "accepted); `counts` tallies the answers: accepted, stale (409), unfair (429), refused (anything else), and "
+     "`waits`, the polls spent holding back. With `max_staleness`, the worker samples only when its batch can "
+     "arrive fresh (`must_wait`).")
     have, refused, refused_at, wait = None, None, 0.0, 0.02
     while not max_batches or counts['accepted'] < max_batches:
         h = client.json('/health')
         if h['failed']: raise TrainerFailed(h['failed'])
         if h['done']: break
         now = (h['run'], h['version'])
-        if now == refused and time.monotonic() - refused_at < 5.0:   # refused for these weights: wait a little
-            time.sleep(wait); wait = min(wait * 2, 0.5); continue
+        held = max_staleness is not None and must_wait(h, max_staleness)
+        if held or now == refused and time.monotonic() - refused_at < 5.0:   # back-pressure, or refused: wait
+            counts['waits'] = counts.get('waits', 0) + held
+            time.sleep(wait); wait = min(wait * 2, 0.2 if held else 0.5); continue
         wait = 0.02
         have = refresh_weights(client, policy, have, now)
         status, out = client.submit(sample(), have[1], have[0], name)
@@ -474,11 +492,11 @@ def rollout_worker(cfg: ServeConfig, max_batches: int = 0, token: str | None = N
     policy, _ = task.setup(run)
     sampling = sampler(policy, task, run) if sampler else policy   # weights load into policy; it follows
     gen = torch.Generator().manual_seed(secrets.randbits(62))
-    name, counts = worker_name(), {'accepted': 0, 'stale': 0, 'unfair': 0, 'refused': 0}
+    name, counts = worker_name(), {'accepted': 0, 'stale': 0, 'unfair': 0, 'refused': 0, 'waits': 0}
     def sample() -> Batch:
         threads.fit()
         return sample_batch(task, sampling, policy, run, gen)
-    try: worker_loop(client, policy, sample, name, counts, max_batches)
+    try: worker_loop(client, policy, sample, name, counts, max_batches, run.max_staleness)
     except (TrainerGone, TrainerFailed) as e:
         why = f"the trainer failed ({e})" if isinstance(e, TrainerFailed) else str(e)
         print(f"worker {name}: {why}; stopping with {counts}", file=sys.stderr, flush=True)
