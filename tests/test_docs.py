@@ -114,22 +114,33 @@ def test_each_page_links_the_previous_and_the_next_in_the_sidebars_order(built):
 
 SEARCH = """<script>
 window.addEventListener('load', async () => {
-  const input = document.querySelector('#search input'), links = () =>
-    [...document.querySelectorAll('#search a.pagefind-ui__result-link')].map(a => a.getAttribute('href'));
-  input.value = 'advantage';
-  input.dispatchEvent(new Event('input', {bubbles: true}));
-  for (let i = 0; i < 150 && !links().length; i++) await fetch('/pause?' + i);   // Pagefind loads its index
-  document.body.setAttribute('data-probe', JSON.stringify({links: links()}));
+  const input = document.querySelector('#search input'), box = document.querySelector('#search'), links = () =>
+    [...box.querySelectorAll('a.pagefind-ui__result-link')].filter(a => a.getClientRects().length)
+      .map(a => a.getAttribute('href'));
+  const ask = async (word, done) => {
+    input.value = word;
+    input.dispatchEvent(new Event('input', {bubbles: true}));
+    for (let i = 0; i < 150 && !done(); i++) await fetch('/pause?' + word + i);   // Pagefind loads its index
+  };
+  await ask('advantage', () => links().length);
+  const found = links();
+  await ask('zqxjvwk', () => /no results/i.test(box.textContent));
+  document.body.setAttribute('data-probe', JSON.stringify({links: found, none: links(),
+    message: (box.querySelector('.pagefind-ui__message') || {}).textContent || ''}));
 });
 </script>"""
 
-def test_the_search_box_finds_a_chapter(built):
-    "Typed into the search box of a page served over http, a word of one chapter lists pages of the site."
+def test_the_search_box_finds_a_chapter_and_its_sections(built):
+    ("Typed into the search box of a page served over http, a word of one chapter lists pages of the site and the "
+     "sections that hold it; a word of no page lists nothing and says so.")
     site, pages = built
-    with served(site) as url: links = probe(pages[1], chromium(), SEARCH, url)['links']
+    with served(site) as url: got = probe(pages[1], chromium(), SEARCH, url)
+    links = got['links']
     names = [urljoin(url + pages[1].name, href).removeprefix(url).partition('#')[0] for href in links]
     assert names and set(names) <= {p.name for p in pages}, links
     assert 'advantages.html' in names, links   # chapter 02, named for it
+    assert any('#' in h for h in links), links   # a section's own link, not only the page's top
+    assert got['none'] == [] and 'no results' in got['message'].lower(), got
 
 COPY = """<script>
 window.addEventListener('load', () => {

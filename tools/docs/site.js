@@ -7,7 +7,30 @@
   if (search && location.protocol === 'file:')   // Pagefind fetches its index, which a page opened from a file cannot
     search.textContent = 'Search works on the served site: python -m http.server -d _site';
   else if (search && window.PagefindUI)
-    new PagefindUI({element: '#search', baseUrl: root, bundlePath: root + 'pagefind/', showImages: false});
+    // showSubResults: under each page, the sections that match, each linking to its heading
+    new PagefindUI({element: '#search', baseUrl: root, bundlePath: root + 'pagefind/', showImages: false,
+                    showSubResults: true});
+
+  // Pagefind answers a word it has not indexed with the longest prefix it has ("zqxj" finds pages with "z"). A
+  // result none of whose highlighted words shares its first four letters (or all of a shorter word) with a word
+  // typed is hidden, and the message counts what is left: "No results" when nothing is.
+  const shared = (a, b) => { let i = 0; while (i < a.length && a[i] === b[i]) i++; return i; };
+  const prune = () => {
+    const typed = (search.querySelector('input')?.value || '').trim(), words = typed.toLowerCase().split(/\s+/);
+    const message = search.querySelector('.pagefind-ui__message');
+    if (!typed || !message) return;
+    let kept = 0, loading = false;
+    for (const result of search.querySelectorAll('.pagefind-ui__result')) {
+      const marks = [...result.querySelectorAll('mark')].map(m => m.textContent.toLowerCase());
+      if (!marks.length) { loading = true; continue; }          // its excerpt has not arrived yet
+      const match = marks.some(m => words.some(w => shared(m, w) >= Math.min(4, w.length)));
+      result.style.display = match ? '' : 'none';
+      kept += match;
+    }
+    const text = loading ? null : kept ? `${kept} result${kept === 1 ? '' : 's'} for ${typed}` : `No results for ${typed}`;
+    if (text && message.textContent !== text) message.textContent = text;
+  };
+  if (search) new MutationObserver(prune).observe(search, {childList: true, subtree: true, characterData: true});
 
   const chapters = document.querySelector('nav.sidebar details');
   if (chapters && matchMedia('(max-width: 800px)').matches) chapters.open = false;
