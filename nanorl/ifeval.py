@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib, functools, gzip, importlib, inspect, json, random, re, statistics
 from pathlib import Path
 import nanorl
-from .tasks import TASK_BUILDERS, TASK_SIZES, LLMTask
+from .tasks import TASK_BUILDERS, TASK_SIZES, LLMTask, iid_split
 
 # %% auto #0
 __all__ = ['NANORL_DATA', 'ANSWER_OPTIONS', 'IFEVAL_CHECKS', 'IFEVAL_PUBLIC', 'TOPICS', 'ADJECTIVES', 'WHEN', 'SENTENCES',
@@ -380,9 +380,9 @@ class IFEvalTask(LLMTask):
 
 # %% ../nbs/07a_ifeval.ipynb #6a1b9811
 def ifeval_task(n_train: int = 2000, n_eval: int = 200, seed: int = 0) -> IFEvalTask:
-    "Generated rows under IFEval's instruction ids, split into disjoint train and held-out prompts."
-    rows = make_ifeval_rows(n_train + n_eval, seed)
-    return IFEvalTask('ifeval', rows[:n_train], rows[n_train:], [(instruction_fraction, 1.0)])
+    "Generated rows under IFEval's instruction ids, split at random with `seed` (`iid_split`) into train and held-out."
+    train, held = iid_split(make_ifeval_rows(n_train + n_eval, seed), n_eval, seed)
+    return IFEvalTask('ifeval', train, held, [(instruction_fraction, 1.0)])
 
 # %% ../nbs/07a_ifeval.ipynb #80537b71
 TASK_BUILDERS['ifeval'] = ifeval_task

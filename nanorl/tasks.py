@@ -18,10 +18,10 @@ from .core import did_you_mean
 __all__ = ['RewardFn', 'ANSWER_OPEN', 'ANSWER_CLOSE', 'MAX_EXPR_LEN', 'MAX_DEPTH', 'GSM8K_TEMPLATES', 'GSM8K_MINI', 'GSM8K_HUB',
            'TASK_BUILDERS', 'TASK_SIZES', 'FUNCTION_SPEC', 'DATA_FORMATS', 'RewardError', 'LLMTask', 'extract_answer',
            'format_reward', 'safe_eval', 'make_countdown_rows', 'countdown_answer_reward', 'countdown_closeness_reward',
-           'CountdownTask', 'cache_dir', 'countdown_rows', 'countdown_task', 'parse_number', 'gsm8k_answer_reward',
-           'write_gsm8k_mini', 'load_gsm8k', 'GSM8KTask', 'gsm8k_task', 'make_task', 'make_language_task',
-           'load_function', 'bad_jsonl_line', 'load_rows', 'FileTask', 'data_task', 'heldout_accuracy', 'pass_at_k',
-           'fisher_exact']
+           'CountdownTask', 'cache_dir', 'countdown_rows', 'countdown_task', 'iid_split', 'mean_gap_z',
+           'countdown_difficulty', 'parse_number', 'gsm8k_answer_reward', 'write_gsm8k_mini', 'load_gsm8k', 'GSM8KTask',
+           'gsm8k_task', 'make_task', 'make_language_task', 'load_function', 'bad_jsonl_line', 'load_rows', 'FileTask',
+           'data_task', 'heldout_accuracy', 'pass_at_k', 'fisher_exact']
 
 # %% ../nbs/07_tasks.ipynb #55f70097
 RewardFn = Callable[[str, str, object], float]   # fn(prompt, completion, answer) -> float; must never raise
@@ -256,12 +256,36 @@ def countdown_rows(n: int, seed: int, **gen_kw) -> list[dict]:
 
 def countdown_task(n_train: int = 1000, n_eval: int = 200, seed: int = 0, closeness: float = 0.0,
                    **gen_kw) -> CountdownTask:
-    ("A Countdown task with disjoint train and eval rows; `closeness` weights the partial-credit reward; "
-     "`gen_kw` go to `make_countdown_rows`. The rows are cached (the project's 11,756 take about 11 s to find).")
-    rows = countdown_rows(n_train + n_eval, seed, **gen_kw)
+    ("A Countdown task with disjoint train and eval rows, split at random with `seed` (`iid_split`); `closeness` "
+     "weights the partial-credit reward; `gen_kw` go to `make_countdown_rows`. The rows are cached (the project's "
+     "11,756 take about 11 s to find).")
+    train, held = iid_split(countdown_rows(n_train + n_eval, seed, **gen_kw), n_eval, seed)
     fns = ([(countdown_answer_reward, 1.0), (format_reward, 0.1)]
            + ([(countdown_closeness_reward, closeness)] if closeness else []))
-    return CountdownTask('countdown', rows[:n_train], rows[n_train:], fns)
+    return CountdownTask('countdown', train, held, fns)
+
+# %% ../nbs/07_tasks.ipynb #ca35bd65
+def iid_split(rows: list, n_eval: int, seed: int) -> tuple[list, list]:
+    ("(train, eval): `rows` in an order shuffled with `seed`, the last `n_eval` held out, so that both sides are "
+     "random samples of `rows` whatever order the rows came in.")
+    if not 0 <= n_eval <= len(rows): raise ValueError(f"cannot hold out {n_eval} of {len(rows)} rows; lower n_eval")
+    rows = list(rows)
+    random.Random(f'split {seed}').shuffle(rows)
+    return rows[:len(rows) - n_eval], rows[len(rows) - n_eval:]
+
+def mean_gap_z(a: list[float], b: list[float]) -> float:
+    "How many standard errors apart the means of `a` and `b` are (Welch's z): beyond about 4 is more than noise."
+    ma, mb = sum(a) / len(a), sum(b) / len(b)
+    va = sum((x - ma) ** 2 for x in a) / max(len(a) - 1, 1)
+    vb = sum((x - mb) ** 2 for x in b) / max(len(b) - 1, 1)
+    se = math.sqrt(va / len(a) + vb / len(b))
+    return 0.0 if se == 0 else (ma - mb) / se
+
+# %% ../nbs/07_tasks.ipynb #4391f489
+def countdown_difficulty(row: dict) -> dict:
+    "A Countdown row's target, whether its solution uses `*` or `/` (1 or 0), and how many numbers it uses."
+    return {'target': row['target'], 'uses * or /': int(any(op in row['solution'] for op in '*/')),
+            'numbers used': len(re.findall(r'[0-9]+', row['solution']))}
 
 # %% ../nbs/07_tasks.ipynb #303d3b89
 _NUMBER = re.compile(r'-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?')
@@ -360,8 +384,8 @@ def _load_gsm8k(split: str, offline: bool) -> tuple[list[dict], str]:
         except Exception as e: why = f"loading {GSM8K_HUB[0]} failed ({type(e).__name__}: {e})"
     if not offline: warnings.warn(f"{why}; using the synthetic stand-in {GSM8K_MINI}, which is NOT GSM8K", stacklevel=3)
     rows = datasets.load_dataset('json', data_files=str(GSM8K_MINI), split='train').to_list()
-    n_test = len(rows) // 6
-    return (rows[:-n_test] if split == 'train' else rows[-n_test:]), 'gsm8k-mini'
+    train, test = iid_split(rows, len(rows) // 6, seed=0)
+    return (train if split == 'train' else test), 'gsm8k-mini'
 
 def load_gsm8k(split: str, offline: bool = False) -> list[dict]:
     "GSM8K rows `{'question', 'answer'}` of `split` from the hub, or from the offline mini file when the hub fails."
