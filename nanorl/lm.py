@@ -5,17 +5,32 @@
 # %% ../nbs/10_grpo_lm.ipynb #3d4eb5d0
 from __future__ import annotations
 from .model import HFPolicy
-from .tasks import fisher_exact
+import torch
+from .tasks import LLMTask, fisher_exact, pass_at_k
 from .lmtask import LanguageTask
 
 # %% auto #0
-__all__ = ['LM_PRESETS', 'compare']
+__all__ = ['LM_PRESETS', 'compare', 'sample_counts', 'pass_at_k_curve']
 
 # %% ../nbs/10_grpo_lm.ipynb #95c09b96
 def compare(task: LanguageTask, before: HFPolicy, after: HFPolicy, cfg) -> dict:
     "Greedy held-out accuracy of two policies on the same rows, and Fisher's one-sided p that `after` is better."
     (k0, n0), (k1, n1) = task.eval_counts(before, cfg), task.eval_counts(after, cfg)
     return {'before': k0 / n0, 'after': k1 / n1, 'n': n0, 'p': fisher_exact(k0, n0, k1, n1, alternative='greater')}
+
+# %% ../nbs/10_grpo_lm.ipynb #21ec37b7
+def sample_counts(policy: HFPolicy, task: LLMTask, rows: list[dict], n: int, max_len: int,
+                  generator: torch.Generator | None = None, batch_size: int = 0) -> list[int]:
+    "For each row of chapter 07's `task`, how many of `n` completions sampled at the policy's temperature are correct."
+    prompts = [task.build_prompt(r) for r in rows]
+    ids = [x for x in policy.encode(prompts) for _ in range(n)]
+    texts = policy.decode(policy.generate(ids, max_len, generator=generator, batch_size=batch_size))
+    right = [task.correct(prompts[i // n], t, task.answer(rows[i // n])) for i, t in enumerate(texts)]
+    return [sum(right[i * n:(i + 1) * n]) for i in range(len(rows))]
+
+def pass_at_k_curve(counts: list[int], n: int, ks=(1, 2, 4, 8, 16, 32, 64)) -> dict[int, float]:
+    "pass@k of a set of problems, each with `counts[i]` of `n` samples right, for every k of `ks` up to n."
+    return {k: sum(pass_at_k(n, c, k) for c in counts) / len(counts) for k in ks if k <= n}
 
 # %% ../nbs/10_grpo_lm.ipynb #3e85466d
 LM_PRESETS = {

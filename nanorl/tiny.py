@@ -17,7 +17,7 @@ from . import ifeval   # registers the 'ifeval' task (chapter 07a), so a tiny mo
 # %% auto #0
 __all__ = ['TINY_RECIPE', 'BUILD_RATE', 'encode_pairs', 'sft_loss', 'sft', 'sft_state', 'load_sft_state', 'sft_rows', 'rl_rows',
            'gold_completion', 'key_modules', 'recipe_key', 'build_threads', 'tiny_model', 'BuildInterrupted',
-           'duration', 'rough_time', 'save_atomic', 'resume_state', 'build_tiny', 'main']
+           'weights_sha256', 'duration', 'rough_time', 'save_atomic', 'resume_state', 'build_tiny', 'main']
 
 # %% ../nbs/08_tiny.ipynb #0f9014f3
 def encode_pairs(policy, prompts: list[str], completions: list[str]) -> Prepared:
@@ -132,6 +132,11 @@ def _say(message: str):
     "One line about a build, on stderr: stdout keeps only what a command returns (the model's folder)."
     print(f"nanorl.tiny: {message}", file=sys.stderr, flush=True)
 
+def weights_sha256(folder: str | os.PathLike) -> str:
+    ("The sha256 of a model folder's `model.safetensors`: the same digest means the same weights, so a reader can "
+     "tell whether the model they built is the one a result file names.")
+    return hashlib.sha256((Path(folder) / 'model.safetensors').read_bytes()).hexdigest()
+
 def duration(seconds: float) -> str: return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 def rough_time(task_name: str, steps: int) -> str:
@@ -186,7 +191,8 @@ def build_tiny(task_name: str, seed: int, recipe: dict, path: Path, progress: bo
             else f"no checkpoint yet (one every {save_every} steps), so the next build starts over")) from None
     finally: torch.set_num_threads(n_threads)
     shutil.rmtree(partial, ignore_errors=True)
-    _say(f"built the tiny {task_name} model in {duration(time.perf_counter() - t0)}: {path}")
+    _say(f"built the tiny {task_name} model in {duration(time.perf_counter() - t0)}: {path} (weights sha256 "
+         f"{weights_sha256(path)[:16]})")
 
 # %% ../nbs/08_tiny.ipynb #c7a4f366
 def main(argv: list[str] | None = None):
