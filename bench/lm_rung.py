@@ -23,6 +23,13 @@ from seeds import QUICK_SFT_STEPS, commit, machine
 from nanorl.train import TASKS, from_dict, load_yaml, read_log, time_breakdown
 from nanorl.lmtask import rung_report
 from nanorl.tasks import cache_dir
+from nanorl.tiny import weights_sha256
+
+def named(model: str, extra: list) -> str:
+    "The model the run trained, with its weights' sha256 when it is a folder: the same digest, the same model."
+    if '--model' in extra[:-1]: model = extra[extra.index('--model') + 1]
+    if not (Path(model) / 'model.safetensors').is_file(): return f" Model: {model}."
+    return f" Model: {Path(model).name}, weights sha256 {weights_sha256(model)[:16]}."
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -46,12 +53,13 @@ def main():
         build = (f"from nanorl.tiny import tiny_model; print(tiny_model({model_task!r}, {cfg.seed}, "
                  f"sft_steps={QUICK_SFT_STEPS.get(model_task, 100)}, progress=False))")
     t0 = time.perf_counter()
-    built_path = subprocess.run([sys.executable, '-c', build], check=True, cwd=ROOT,
-                                **(dict(stdout=subprocess.PIPE, text=True) if args.quick else {})).stdout
+    # the folder on stdout, the build's progress on stderr
+    model = subprocess.run([sys.executable, '-c', build], check=True, cwd=ROOT, stdout=subprocess.PIPE,
+                           text=True).stdout.strip().splitlines()[-1]
     t_build = time.perf_counter() - t0
     asked = [*(['--label', args.label] if args.label else []), *extra] + (['--quick'] if args.quick else [])
     if args.quick:
-        quick = {'model': built_path.strip().splitlines()[-1], 'steps': 2, 'eval_every': 2, 'n_eval': 8}
+        quick = {'model': model, 'steps': 2, 'eval_every': 2, 'n_eval': 8}
         extra = [*extra, *(x for k, v in quick.items() for x in (f'--{k}', str(v)))]
         cfg = from_dict({**load_yaml(ROOT / args.config), 'seed': cfg.seed, **quick})
     with tempfile.TemporaryDirectory() as tmp:
@@ -85,7 +93,8 @@ def main():
             f"Training took {wall / 60:.1f} min of wall time (process start included) on {cores}; "
             f"{built}. {time_breakdown(log)}. "
             f"Produced by `{' '.join(['python bench/lm_rung.py --config', args.config, *asked])}`, which runs "
-            f"`{' '.join(['python -m nanorl.train --config', args.config, *extra])}`. Machine: {machine()}; "
+            f"`{' '.join(['python -m nanorl.train --config', args.config, *extra])}`.{named(model, extra)} "
+            f"Machine: {machine()}; "
             f"{time.strftime('%Y-%m-%d')}; commit {commit()}.\n")
     if notes: text += "\nThe run reported: " + "; ".join(notes) + ".\n"
     summary = [l for l in out.splitlines() if l.startswith('held-out accuracy')]

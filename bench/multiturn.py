@@ -10,8 +10,8 @@ nanorl.tiny countdown --seed N` prints its folder). --models pins the folders th
 the tiny model's cache key has changed since (any edit to the code that builds it).
 
 For each kept run, greedy conversations on the run's held-out problems, with the warm-up model (start) and the
-trained one (final), under two environments: Countdown's informative reply ("17 is not 12; try again") and a blind
-one that says only "try again". Counts right after the first turn and after the last, and two paired tests
+trained one (final), under two environments: Countdown's informative reply ("17 not 12") and a blind one that says
+only "wrong". Counts right after the first turn and after the last, and two paired tests
 (McNemar, exact, one-sided): last turn against first (do more attempts help?) and informative against blind at the
 last turn (does the reply's content help?). Writes bench/results/multiturn.md.
 """
@@ -57,8 +57,8 @@ def measure(run: Path, model: str | None = None) -> dict:
     return out
 
 def table(rows: list[dict]) -> str:
-    lines = ["| seed | model | first turn | last turn, reply | last turn, \"try again\" | solved at turn 2 "
-             "(McNemar p) | reply vs \"try again\": gained/lost (McNemar p) |", "|---|---|---|---|---|---|---|"]
+    lines = ["| seed | model | first turn | last turn, reply | last turn, \"wrong\" | solved at turn 2 "
+             "(McNemar p) | reply vs \"wrong\": gained/lost (McNemar p) |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         for when in ('start', 'final'):
             c, n = r[when], r['n']

@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 from nanorl.train import from_dict, load_yaml, read_log
 from nanorl.tasks import fisher_exact
 from nanorl.lmtask import rung_report
+from nanorl.tiny import weights_sha256
 
 RESULTS = ROOT / 'bench/results'
 RUNG = 'lm_rung:configs/countdown_tiny_cpu.yaml'
@@ -73,19 +74,21 @@ def run_config(run: str, seed: int | None = None):
     _, config, changed, _ = parse_run(run)
     return from_dict({**load_yaml(ROOT / config), **changed, **({} if seed is None else {'seed': seed})})
 
-def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int | None = None):
+def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int | None = None, keep: str | None = None):
     cfgs = [run_config(r, seed) for r in runs]
     env = {**os.environ, 'NANORL_CACHE': str(cache)}
-    builds = {}
+    builds, digests = {}, {}
     for task in dict.fromkeys(c.task for c in cfgs):
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, '-m', 'nanorl.tiny', task, '--seed', str(seed)], check=True, cwd=ROOT, env=env)
-        builds[task] = time.perf_counter() - t0
+        folder = subprocess.run([sys.executable, '-m', 'nanorl.tiny', task, '--seed', str(seed)], check=True, cwd=ROOT,
+                                env=env, stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()[-1]
+        builds[task], digests[task] = time.perf_counter() - t0, weights_sha256(folder)[:16]
     book = json.loads(book_path.read_text()) if book_path.exists() else {'seeds': {}}  # another sitting may write it
     kept = book['seeds'].setdefault(str(seed), {'build_s': {}})
     for task, t in builds.items():   # one list per task: every sitting's build from an empty cache is kept
         old = kept['build_s'].get(task, [])
         kept['build_s'][task] = (old if isinstance(old, list) else [old]) + [t]
+    kept.setdefault('sha256', {}).update(digests)
     kept.update(machine=machine(), cache='empty at the start of every sitting', date=time.strftime('%Y-%m-%d'),
                 commit=commit())
     if threads: kept['train_threads'] = threads
@@ -93,6 +96,7 @@ def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int |
     for r in runs:
         bench, config, changed, name = parse_run(r)
         extra = ['--threads', str(threads)] if threads and bench == 'lm_rung' else []
+        if keep and bench == 'lm_rung': extra += ['--keep', keep]
         if changed:
             if bench != 'lm_rung': raise SystemExit(f"{r}: only lm_rung runs take changed keys")
             extra += ['--label', f'{name}_s{seed}', *(x for k, v in changed.items() for x in (f'--{k}', v))]
@@ -178,6 +182,8 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
     ran = [r for r in runs if reps[r]]   # a row that says "not run" is not in the command
     n_evals = ' or '.join(sorted({f"{run_config(r).n_eval:,}" for r in runs}))
     built = f"Building each seed's tiny model from an empty NANORL_CACHE took {took} min. " if builds else ''
+    digests = [f"seed {s} {t} {d}" for s in seeds for t, d in book['seeds'].get(str(s), {}).get('sha256', {}).items()]
+    if digests: built += f"The models' weights, sha256 (the same digest, the same model): {', '.join(digests)}. "
     text = '\n'.join(lines) + (
         f"\n\nMedian (min to max) over seeds; held-out greedy accuracy on {n_evals} problems (the seed picks "
         f"them); final: the last evaluation, fixed before the run; peak: the best of every evaluation (not a "
@@ -204,12 +210,14 @@ def main():
     ap.add_argument('--out', default=None, help="also write this sitting's table to bench/results/OUT.md")
     ap.add_argument('--threads', type=int, default=None,
                     help="torch threads of each lm_rung run (default: the config's); the build always uses its own")
+    ap.add_argument('--keep', default=None, help='keep each lm_rung run (checkpoint, config, log) in this folder, '
+                                                 'for bench/ceiling.py --after')
     args = ap.parse_args()
     book_path = RESULTS / 'seeds.json'
     if not args.summarize:
         for seed in args.seeds:
             with tempfile.TemporaryDirectory(prefix='nanorl_cache_') as cache:
-                run_seed(seed, args.runs, Path(cache), book_path, args.threads)
+                run_seed(seed, args.runs, Path(cache), book_path, args.threads, args.keep)
     book = json.loads(book_path.read_text()) if book_path.exists() else {'seeds': {}}
     text = summarize(args.runs, args.seeds, book)        # this sitting's runs
     print(text)

@@ -34,8 +34,9 @@ def pass_at_k_curve(counts: list[int], n: int, ks=(1, 2, 4, 8, 16, 32, 64)) -> d
 
 # %% ../nbs/10_grpo_lm.ipynb #3e85466d
 LM_PRESETS = {
-    'countdown_tiny_cpu': dict(task='countdown', algo='grpo', model='tiny', n_prompts=16, group_size=8, max_len=24,
-                               dynamic_sampling=4, lr=1e-4, steps=1500, eval_every=100, n_eval=1024, threads=2),
+    'countdown_tiny_cpu': dict(task='countdown', algo='grpo', model='tiny', n_prompts=32, group_size=8, max_len=24,
+                               dynamic_sampling=4, temperature=0.7, lr=5e-4, steps=400, eval_every=50, n_eval=1024,
+                               threads=2),
     'gsm8k_tiny_cpu': dict(task='gsm8k', algo='grpo', model='tiny', n_prompts=16, group_size=8, max_len=16,
                            lr=1e-4, steps=600, eval_every=100, n_eval=100, threads=2),
     'countdown_ppo_tiny_cpu': dict(task='countdown', algo='ppo', model='tiny', n_prompts=128, group_size=1, max_len=24,

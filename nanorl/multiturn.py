@@ -172,7 +172,7 @@ def to_batch(eps: list[Episode], scores: list[float], group_size: int, pad_id: i
 # %% ../nbs/10b_multiturn.ipynb #ddbc7483
 class CountdownTurns(CountdownTask):
     "Countdown that answers a wrong or malformed answer with what was wrong, so the policy can try again."
-    informative = True     # False: every wrong answer gets only "try again" (the control for what a reply says)
+    informative = True     # False: every wrong answer gets only "wrong" (the control for what a reply says)
     @classmethod
     def of(cls, task: CountdownTask, informative: bool = True) -> CountdownTurns:
         turns = cls(task.name, task.train_rows, task.eval_rows, task.reward_fns)
@@ -180,14 +180,14 @@ class CountdownTurns(CountdownTask):
         return turns
 
     def reply(self, completion: str, answer: dict) -> str | None:
-        "None for a right answer; otherwise what was wrong with it, and 'try again'."
+        "None for a right answer; otherwise what was wrong with it, in a few of the prompt's own tokens."
         if self.is_correct(completion, answer): return None
-        if not self.informative: return "try again"
+        if not self.informative: return "wrong"
         expr = extract_answer(completion)
-        if expr is None: return "no single <answer>...</answer> found; try again"
+        if expr is None: return "no <answer>"
         value = safe_eval(expr, answer['nums'])
-        if value is None: return "use each number at most once, with + - * / and brackets; try again"
-        return f"{value} is not {answer['target']}; try again"
+        if value is None: return "nums once"
+        return f"{value} not {answer['target']}"
 
 # %% ../nbs/10b_multiturn.ipynb #75bca367
 def context_length(policy, cfg) -> int:
@@ -295,7 +295,7 @@ class TurnConfig(PrefConfig):
 
 # %% ../nbs/10b_multiturn.ipynb #87ed9e9d
 MULTITURN_PRESETS = {
-    'countdown_multiturn_tiny_cpu': dict(task='countdown_multiturn', algo='grpo', model='tiny', n_prompts=16,
-                                         group_size=8, max_len=24, turns=2, lr=1e-4, steps=600, eval_every=100,
-                                         n_eval=1024, threads=2),
+    'countdown_multiturn_tiny_cpu': dict(task='countdown_multiturn', algo='grpo', model='tiny', n_prompts=32,
+                                         group_size=8, max_len=24, turns=2, temperature=0.7, lr=5e-4, steps=400,
+                                         eval_every=50, n_eval=1024, threads=2),
 }

@@ -510,7 +510,7 @@ def rollout_worker(cfg: ServeConfig, max_batches: int = 0, token: str | None = N
 # %% ../nbs/12b_serve.ipynb #2215bf8e
 ASYNC_PRESETS = {
     'cartpole_async': dict(role='trainer', max_staleness=1, n_prompts=16, lr=0.005, steps=300),
-    'countdown_async': dict(role='trainer', max_staleness=2, task='countdown', algo='grpo', model='tiny', n_prompts=16,
-                            group_size=8, max_len=24, dynamic_sampling=4, lr=1e-4, steps=1500, eval_every=100,
-                            n_eval=1024, threads=1),
+    'countdown_async': dict(role='trainer', max_staleness=2, task='countdown', algo='grpo', model='tiny', n_prompts=32,
+                            group_size=8, max_len=24, dynamic_sampling=4, temperature=0.7, lr=5e-4, steps=400,
+                            eval_every=50, n_eval=1024, threads=1),
 }
