@@ -5,8 +5,8 @@
     python bench/ceiling.py --quick                                # CI: 8 problems, 4 samples, a 100-step model
 
 For each seed: greedy accuracy, and pass@k for k = 1, 2, 4, ... up to --samples (chapter 10's `sample_counts` and
-`pass_at_k_curve`, temperature 1), on the first --problems held-out problems and as many practice problems (the
-train rows the warm-up never saw). With --after DIR, the same for the policy in DIR/<run>_s<seed>/checkpoint.pt, the
+`pass_at_k_curve`, temperature 1), on the first --problems held-out problems and as many practice problems (the first
+train rows, which RL practises on). With --after DIR, the same for the policy in DIR/<run>_s<seed>/checkpoint.pt, the
 run's final weights. Writes bench/results/ceiling.md and ceiling.csv (one row per seed, model and split).
 """
 import argparse, csv, sys, tempfile, time
@@ -20,7 +20,7 @@ from seeds import QUICK_SFT_STEPS, commit, machine, spread
 from nanorl.lm import pass_at_k_curve, sample_counts
 from nanorl.model import HFPolicy
 from nanorl.tasks import make_language_task
-from nanorl.tiny import rl_rows, tiny_model
+from nanorl.tiny import tiny_model
 
 def measure(policy, task, rows, samples, max_len, seed) -> dict:
     "Greedy accuracy, pass@k and the share never solved on `rows`."
@@ -51,7 +51,7 @@ def main():
         steps = QUICK_SFT_STEPS.get('countdown', 100) if args.quick else None
         policy = HFPolicy.load(str(tiny_model('countdown', seed, progress=not args.quick, sft_steps=steps)))
         task = make_language_task('countdown', seed=seed)
-        splits = {'held-out': task.eval_rows[:args.problems], 'practice': rl_rows(task, 'countdown')[:args.problems]}
+        splits = {'held-out': task.eval_rows[:args.problems], 'practice': task.train_rows[:args.problems]}
         models = {'warm-up': None}
         if args.after: models['after RL'] = Path(args.after) / f'{args.run}_s{seed}' / 'checkpoint.pt'
         for model, ckpt in models.items():

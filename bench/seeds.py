@@ -33,8 +33,10 @@ from nanorl.tiny import weights_sha256
 
 RESULTS = ROOT / 'bench/results'
 RUNG = 'lm_rung:configs/countdown_tiny_cpu.yaml'
-VARIANTS = [f'{RUNG}:dynamic_sampling={ds},closeness={c}' for ds, c in ((0, 0), (4, 0), (0, 0.2), (4, 0.2))]
-PRESET = VARIANTS[1]     # the variant configs/countdown_tiny_cpu.yaml ships: dynamic sampling, no closeness
+PRESET = RUNG            # the preset as configs/countdown_tiny_cpu.yaml ships it
+# what the preset's choices buy: its learning rate and temperature before the redesign, no dynamic sampling, partial
+# credit for getting close
+VARIANTS = [PRESET, f'{RUNG}:lr=0.0001,temperature=1.0', f'{RUNG}:dynamic_sampling=0', f'{RUNG}:closeness=0.2']
 RUNS = [*VARIANTS, 'async_rung:configs/countdown_async.yaml']   # the README's table: rung 2's variants, rung 3
 
 # CI's quick runs warm a tiny model up for this many SFT steps: enough to run end to end, and shared by every quick run
@@ -74,7 +76,9 @@ def run_config(run: str, seed: int | None = None):
     _, config, changed, _ = parse_run(run)
     return from_dict({**load_yaml(ROOT / config), **changed, **({} if seed is None else {'seed': seed})})
 
-def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int | None = None, keep: str | None = None):
+def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int | None = None, keep: str | None = None,
+             fresh: bool = True):
+    "Build (`fresh`: time the build from an empty `cache`) and run each of `runs` for `seed`; keep what they measured."
     cfgs = [run_config(r, seed) for r in runs]
     env = {**os.environ, 'NANORL_CACHE': str(cache)}
     builds, digests = {}, {}
@@ -85,12 +89,14 @@ def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int |
         builds[task], digests[task] = time.perf_counter() - t0, weights_sha256(folder)[:16]
     book = json.loads(book_path.read_text()) if book_path.exists() else {'seeds': {}}  # another sitting may write it
     kept = book['seeds'].setdefault(str(seed), {'build_s': {}})
-    for task, t in builds.items():   # one list per task: every sitting's build from an empty cache is kept
+    for task, t in builds.items() if fresh else ():   # one list per task: every build from an empty cache is kept
         old = kept['build_s'].get(task, [])
         kept['build_s'][task] = (old if isinstance(old, list) else [old]) + [t]
-    kept.setdefault('sha256', {}).update(digests)
-    kept.update(machine=machine(), cache='empty at the start of every sitting', date=time.strftime('%Y-%m-%d'),
-                commit=commit())
+    for task, d in digests.items():
+        if kept.setdefault('sha256', {}).setdefault(task, d) != d:
+            print(f"bench/seeds.py: seed {seed}'s {task} model has weights {d}, not the {kept['sha256'][task]} of the "
+                  f"runs kept so far: their figures are of another model", file=sys.stderr)
+    kept.update(machine=machine(), date=time.strftime('%Y-%m-%d'), commit=commit())
     if threads: kept['train_threads'] = threads
     book_path.write_text(json.dumps(book, indent=1) + '\n')
     for r in runs:
@@ -210,14 +216,18 @@ def main():
     ap.add_argument('--out', default=None, help="also write this sitting's table to bench/results/OUT.md")
     ap.add_argument('--threads', type=int, default=None,
                     help="torch threads of each lm_rung run (default: the config's); the build always uses its own")
+    ap.add_argument('--cache', default=None, help='use this NANORL_CACHE, models and all, instead of an empty one per '
+                                                  'seed (the builds are then not timed)')
     ap.add_argument('--keep', default=None, help='keep each lm_rung run (checkpoint, config, log) in this folder, '
                                                  'for bench/ceiling.py --after')
     args = ap.parse_args()
     book_path = RESULTS / 'seeds.json'
     if not args.summarize:
         for seed in args.seeds:
-            with tempfile.TemporaryDirectory(prefix='nanorl_cache_') as cache:
-                run_seed(seed, args.runs, Path(cache), book_path, args.threads, args.keep)
+            if args.cache: run_seed(seed, args.runs, Path(args.cache), book_path, args.threads, args.keep, fresh=False)
+            else:
+                with tempfile.TemporaryDirectory(prefix='nanorl_cache_') as cache:
+                    run_seed(seed, args.runs, Path(cache), book_path, args.threads, args.keep)
     book = json.loads(book_path.read_text()) if book_path.exists() else {'seeds': {}}
     text = summarize(args.runs, args.seeds, book)        # this sitting's runs
     print(text)

@@ -57,11 +57,11 @@ def run_trl(args, out: Path) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
     from nanorl.tasks import make_language_task
-    from nanorl.tiny import rl_rows, tiny_model
+    from nanorl.tiny import tiny_model
     torch.set_num_threads(WORK['threads'])
     task = make_language_task('countdown', args.seed)
     if args.model == 'tiny':      # as our loop does: the tiny model, and the prompts its warm-up never saw
-        rows, path = rl_rows(task, 'countdown'), tiny_model('countdown', args.seed, progress=False)
+        rows, path = task.train_rows, tiny_model('countdown', args.seed, progress=False)
     else: rows, path = task.train_rows, args.model
     data = Dataset.from_list([{'prompt': task.build_prompt(r), 'row': i} for i, r in enumerate(rows)])
 

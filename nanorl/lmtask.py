@@ -14,7 +14,7 @@ from .config import TASKS, ConfigError, check_rules, knob
 from .model import HFPolicy, LMConfig, ModelLoadError, check_device, join, positions
 from .tasks import (FUNCTION_SPEC, TASK_BUILDERS, LLMTask, data_task, fisher_exact, heldout_accuracy,
                           load_function, make_language_task)
-from .tiny import rl_rows, tiny_model
+from .tiny import tiny_model
 
 # %% auto #0
 __all__ = ['LanguageTask', 'rung_report', 'LMCritic', 'file_task', 'builder_task', 'TaskConfig']
@@ -37,7 +37,6 @@ class LanguageTask:
         check_device(cfg.device)
         if cfg.model == 'tiny':
             path = str(tiny_model(self.name, cfg.seed, progress=cfg.progress))
-            self.task.train_rows = rl_rows(self.task, self.name)      # prompts the warm-up never saw
         else: path = cfg.model
         if cfg.n_prompts > len(self.task.train_rows):
             raise ConfigError(f"n_prompts is {cfg.n_prompts} but {self.name} has {len(self.task.train_rows)} training "

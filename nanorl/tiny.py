@@ -15,7 +15,7 @@ from .tasks import cache_dir, make_language_task
 from . import ifeval   # registers the 'ifeval' task (chapter 07a), so a tiny model can be built for it
 
 # %% auto #0
-__all__ = ['TINY_RECIPE', 'BUILD_RATE', 'encode_pairs', 'sft_loss', 'sft', 'sft_state', 'load_sft_state', 'sft_rows', 'rl_rows',
+__all__ = ['TINY_RECIPE', 'BUILD_RATE', 'encode_pairs', 'sft_loss', 'sft', 'sft_state', 'load_sft_state', 'sft_rows',
            'gold_completion', 'key_modules', 'recipe_key', 'build_threads', 'tiny_model', 'BuildInterrupted',
            'weights_sha256', 'duration', 'rough_time', 'save_atomic', 'resume_state', 'build_tiny', 'main']
 
@@ -73,12 +73,9 @@ TINY_RECIPE = {'countdown': dict(hidden=96, layers=4, sft_steps=1500, sft_rows=8
 BUILD_RATE = {'countdown': 10, 'gsm8k': 6, 'ifeval': 2}
 
 def sft_rows(task, name: str) -> list[dict]:
-    ("The train rows the warm-up of task `name`'s tiny model sees: the first `sft_rows` of its recipe. RL gets the "
-     "rest (`rl_rows`).")
+    ("The train rows the warm-up of task `name`'s tiny model sees: the first `sft_rows` of its recipe. RL "
+     "practises on every train row, these too; no run trains on the held-out rows.")
     return task.train_rows[:TINY_RECIPE[name]['sft_rows']]
-
-def rl_rows(task, name: str) -> list[dict]:
-    return task.train_rows[TINY_RECIPE[name]['sft_rows']:]
 
 def gold_completion(task, row) -> str:
     "The demonstration for SFT: the task's own (chapter 07), such as a Countdown solution or an IFEval witness."
