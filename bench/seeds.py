@@ -8,13 +8,16 @@
     python bench/seeds.py --runs lm_rung:configs/countdown_tiny_cpu.yaml:dynamic_sampling=0,closeness=0 --out learning
         # a variant: the config with these keys changed (logs: <config>_dynamic_sampling0_closeness0_s<seed>_log.csv);
         # --out writes this sitting's table to bench/results/learning.md
+    python bench/seeds.py --cache ~/.cache/nanorl --runs lm_rung:configs/countdown_tiny_cpu.yaml:closeness=0.2
+        # on the models already in that cache (built there if missing; the build is not timed)
+    python bench/seeds.py --keep runs_kept   # keep each lm_rung run's folder, for bench/ceiling.py --after runs_kept
 
 Each seed builds its own tiny model (chapter 08: the seed shapes the model, its SFT warm-up and the held-out problems)
-into a fresh, empty NANORL_CACHE (timed), then runs each bench with `--seed`; the benches keep their logs as
-bench/results/<config>_s<seed>_log.csv. The summary reads those logs, so seeds can be run in several sittings.
-bench/results/seeds.json keeps the build times and the machine of each seed. bench/results/seeds.md (in the README)
-always summarises the rung runs, sync and async, over every seed kept; a sitting with other --runs prints their
-summary (bench/axis.py tables the supervision axis from the same logs).
+into a fresh, empty NANORL_CACHE (timed; --cache names one to reuse instead), then runs each bench with `--seed`; the
+benches keep their logs as bench/results/<config>_s<seed>_log.csv. The summary reads those logs, so seeds can be run
+in several sittings. bench/results/seeds.json keeps the build times, the models' sha256 and the machine of each seed.
+bench/results/seeds.md (in the README) always summarises the rung runs, sync and async, over every seed kept; a
+sitting with other --runs prints their summary (bench/axis.py tables the supervision axis from the same logs).
 
 Every table gives, per run: held-out accuracy at the start, at the end (the final figure, fixed before the run: the
 last evaluation) and at its peak (one look of many: not a verdict), Fisher's one-sided p of final > start, the share of
