@@ -194,9 +194,9 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
     digests = [f"seed {s} {t} {d}" for s in seeds for t, d in book['seeds'].get(str(s), {}).get('sha256', {}).items()]
     if digests: built += f"The models' weights, sha256 (the same digest, the same model): {', '.join(digests)}. "
     text = '\n'.join(lines) + (
-        f"\n\nMedian (min to max) over seeds; held-out greedy accuracy on {n_evals} problems (the seed picks "
-        f"them); final: the last evaluation, fixed before the run; peak: the best of every evaluation (not a "
-        f"verdict); Fisher's one-sided p of final > start; wall time of the training loop from the log; dead groups: "
+        f"\n\nMedian (min to max) over seeds; held-out greedy accuracy on {n_evals} problems (drawn with the "
+        f"seed from the distribution the runs practise on); final: the last evaluation, fixed before the run; peak: "
+        f"the best of every evaluation (not a verdict); Fisher's one-sided p of final > start; wall time of the training loop from the log; dead groups: "
         f"the share of sampled groups whose rewards were all equal; groups drawn per group trained on (above 1 with "
         f"dynamic sampling); minutes of training to the first evaluation with p < 0.01 against the start. "
         f"{built}{trained}Machine: {'; '.join(machines) or machine()}. Measured {'; '.join(made)} "
