@@ -196,9 +196,10 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
     text = '\n'.join(lines) + (
         f"\n\nMedian (min to max) over seeds; held-out greedy accuracy on {n_evals} problems (drawn with the "
         f"seed from the distribution the runs practise on); final: the last evaluation, fixed before the run; peak: "
-        f"the best of every evaluation (not a verdict); Fisher's one-sided p of final > start; wall time of the training loop from the log; dead groups: "
-        f"the share of sampled groups whose rewards were all equal; groups drawn per group trained on (above 1 with "
-        f"dynamic sampling); minutes of training to the first evaluation with p < 0.01 against the start. "
+        f"the best of every evaluation (not a verdict); Fisher's one-sided p of final > start; wall time of the "
+        f"training loop from the log; dead groups: the share of sampled groups whose rewards were all equal; groups "
+        f"drawn per group trained on (above 1 with dynamic sampling); minutes of training to the first evaluation "
+        f"with p < 0.01 against the start. "
         f"{built}{trained}Machine: {'; '.join(machines) or machine()}. Measured {'; '.join(made)} "
         f"(each seed's commit: bench/results/seeds.json). "
         f"Produced by `python bench/seeds.py --seeds "
