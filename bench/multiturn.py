@@ -95,7 +95,7 @@ def main():
             f"Produced by `python bench/multiturn.py {' '.join(map(str, args.runs))}"
             f"{' --models ' + ' '.join(map(in_cache, args.models)) if args.models else ''}` on "
             f"{os.cpu_count()} cores, from runs kept by `python bench/lm_rung.py --config "
-            f"configs/countdown_multiturn_tiny_cpu.yaml --seed N --keep DIR`, each seed in a cache of its own.\n")
+            f"configs/countdown_multiturn_tiny_cpu.yaml --seed N --keep DIR`.\n")
     print(text)
     if not args.quick: (ROOT / 'bench/results/multiturn.md').write_text(text)
 
