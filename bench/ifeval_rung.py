@@ -7,10 +7,10 @@
 
 Each seed runs `bench/lm_rung.py --config configs/ifeval_tiny_cpu.yaml --seed N` in a fresh, empty cache (the build
 of the tiny model is timed there), which writes bench/results/ifeval_tiny_cpu_sN.md and its log: strict prompt-level
-accuracy on 256 held-out generated prompts, start and final (the last evaluation, fixed before the run), and
-Fisher's one-sided p. Then the warm-up model and the run's final weights answer the 541 public IFEval prompts
-greedily (up to the config's max_len new tokens), scored by chapter 07a's `ifeval_scores`: IFEval's four metrics.
-bench/results/ifeval.json keeps every seed's figures; bench/results/ifeval.md tables them.
+accuracy on the config's n_eval (1,024) held-out generated prompts, start and final (the last evaluation, fixed
+before the run), and Fisher's one-sided p. Then the warm-up model and the run's final weights answer the 541 public
+IFEval prompts greedily (up to the config's max_len new tokens), scored by chapter 07a's `ifeval_scores`: IFEval's
+four metrics. bench/results/ifeval.json keeps every seed's figures; bench/results/ifeval.md tables them.
 """
 import argparse, functools, json, os, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -57,7 +57,8 @@ def run_seed(seed: int, quick: bool) -> dict:
         t0 = time.perf_counter()
         before, after = public_scores(model, None, cfg.max_len, n), public_scores(model, run, cfg.max_len, n)
         log = read_log(run)
-    return {'seed': seed, 'heldout': rung_report(log, 8 if quick else cfg.n_eval), 'public_before': before,
+    n_held = 8 if quick else cfg.n_eval
+    return {'seed': seed, 'heldout': rung_report(log, n_held), 'heldout_n': n_held, 'public_before': before,
             'public_after': after, 'public_n': n or 541, 'public_min': (time.perf_counter() - t0) / 60,
             'train_min': log['wall_time'][-1] / 60}
 
@@ -94,8 +95,9 @@ def table(done: dict) -> str:
         f"(p = {done[s]['heldout']['p_final']:.2g}), public prompt strict "
         f"{done[s]['public_before']['prompt_strict']:.3f} to {done[s]['public_after']['prompt_strict']:.3f} "
         f"(p = {public_p(done[s], 'prompt_strict'):.2g})" for s in seeds) + ".\n\n"
-        f"Held-out: greedy replies to 256 generated prompts the warm-up never saw, scored by IFEval's strict check of "
-        f"every instruction (chapter 07a); final: the last evaluation, fixed before the run. Public: greedy replies to "
+        f"Held-out: greedy replies to {d['heldout_n']:,} generated prompts the warm-up never saw, scored by IFEval's "
+        f"strict check of every instruction (chapter 07a); final: the last evaluation, fixed before the run. Public: "
+        f"greedy replies to "
         f"the {d['public_n']} public IFEval prompts, before (the SFT warm-up) and after GRPO, IFEval's four metrics; "
         f"Fisher's p treats the replies before and after as independent samples (they answer the same prompts). "
         f"Produced by `python bench/ifeval_rung.py` (each seed from an empty cache: "

@@ -32,7 +32,7 @@ def main():
                     help='CI smoke run: seed 0, 2 steps, the 100-step model, 16 prompts')
     args = ap.parse_args()
     model = str(tiny_model('countdown', 0, progress=False, **({'sft_steps': 100} if args.quick else {})))
-    steps, n_eval = (2, 16) if args.quick else (args.steps, 256)
+    steps, n_eval = (2, 16) if args.quick else (args.steps, 1024)
     if args.quick: args.seeds = [0]
     knobs = [*KNOBS, '--steps', str(steps), '--eval_every', '50', '--n_eval', str(n_eval), '--threads', '2']
     reports = {}

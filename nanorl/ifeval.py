@@ -386,4 +386,4 @@ def ifeval_task(n_train: int = 2000, n_eval: int = 200, seed: int = 0) -> IFEval
 
 # %% ../nbs/07a_ifeval.ipynb #80537b71
 TASK_BUILDERS['ifeval'] = ifeval_task
-TASK_SIZES['ifeval'] = dict(n_train=3000, n_eval=256)
+TASK_SIZES['ifeval'] = dict(n_train=3000, n_eval=1024)

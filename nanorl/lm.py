@@ -43,5 +43,5 @@ LM_PRESETS = {
                                    lr=1e-4, critic_lr=3e-4, gamma=1.0, lam=1.0, normalize_adv=True, minibatches=2,
                                    steps=1000, eval_every=100, n_eval=1024, threads=2),
     'ifeval_tiny_cpu': dict(task='ifeval', algo='grpo', model='tiny', n_prompts=16, group_size=8, max_len=96,
-                            lr=1e-4, steps=400, eval_every=50, n_eval=256, threads=2),
+                            lr=1e-4, steps=400, eval_every=100, n_eval=1024, threads=2),
 }
