@@ -53,9 +53,10 @@ def main():
     text = "\n".join(lines) + (
         "\n\nMedian (min to max) over seeds. Each seed's runs start from the tiny model that seed builds from an empty "
         "cache, so the start is the same in every row of one seed. From `python bench/axis.py`, which reads the logs "
-        f"that `python bench/seeds.py --seeds {' '.join(map(str, args.seeds))} --runs {runs}` (and, for GRPO, the "
-        f"rung 2 runs of `python bench/seeds.py`) keep in {args.results}/. SFT, DPO, IPO and PPO trained on their "
-        "configs' 2 threads while other runs shared the 2 cores; GRPO on 1 thread, two runs at a time (seeds.md).\n")
+        f"that `python bench/seeds.py --seeds {' '.join(map(str, args.seeds))} --threads 1 --cache <cache> "
+        f"--runs {runs}` (and, for GRPO, the rung 2 runs of `python bench/seeds.py`) keep in {args.results}/, on "
+        "the models those runs built (their weights' sha256 in seeds.json). Every run trained on 1 thread while "
+        "another run shared the 2 cores, so wall times compare roughly, not as speed figures.\n")
     (out / 'axis.md').write_text(text)
     print(text)
     if args.quick: print(f"(quick mode: written to {out / 'axis.md'})")
