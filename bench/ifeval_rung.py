@@ -117,8 +117,9 @@ def main():
         return print(json.dumps(d, indent=1))
     done = json.loads(book.read_text()) if book.exists() else {}
     for seed in ([] if args.summarize else args.seeds):
-        done[str(seed)] = {**run_seed(seed, quick=False), 'machine': machine(), 'commit': commit(),
-                           'date': time.strftime('%Y-%m-%d')}
+        got = {**run_seed(seed, quick=False), 'machine': machine(), 'commit': commit(),
+               'date': time.strftime('%Y-%m-%d')}
+        done = {**(json.loads(book.read_text()) if book.exists() else {}), str(seed): got}   # seeds side by side
         book.write_text(json.dumps(done, indent=1) + '\n')
     (RESULTS / 'ifeval.md').write_text(table(done))
     print(table(done))

@@ -3,7 +3,7 @@
     python bench/kernels.py default avx2          # on an AVX2 machine; add avx512 where the CPU has it
 
 Each build runs in its own process with `ATEN_CPU_CAPABILITY` set (torch's switch for its vectorised kernels) and
-its own empty cache, then evaluates greedy held-out accuracy on 256 problems. Prints one JSON line per build and
+its own empty cache, then evaluates greedy held-out accuracy on 1,024 problems. Prints one JSON line per build and
 the largest weight difference between the first two. About 4 to 5 minutes per build on 2 cores.
 """
 import json, os, subprocess, sys, tempfile
@@ -15,7 +15,7 @@ from nanorl.tiny import tiny_model
 from nanorl.lmtask import LanguageTask
 from nanorl.train import Config
 t = time.time(); path = tiny_model('countdown', 0, progress=False); build = time.time() - t
-cfg = Config(task='countdown', algo='grpo', group_size=8, model=str(path), n_eval=256, progress=False)
+cfg = Config(task='countdown', algo='grpo', group_size=8, model=str(path), n_eval=1024, progress=False)
 task = LanguageTask('countdown'); policy, _ = task.setup(cfg)
 accuracy = task.evaluate(policy, cfg)
 torch.save(policy.model.state_dict(), sys.argv[1])

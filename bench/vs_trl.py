@@ -6,9 +6,9 @@
     python bench/vs_trl.py --quick                 # CI-sized smoke run, results in a temporary folder
 
 TRL is a bench-only dependency (`pip install -e '.[bench]'`, TRL 1.16.0); nothing in nanorl imports it. Both sides
-train the tiny Countdown model (`python -m nanorl.tiny countdown`, the same folder) on the prompts its warm-up never
-saw, with the task's own reward; ours runs the shipped preset configs/countdown_tiny_cpu.yaml. The work: 16 prompts
-x 8 completions per optimizer step, at most 24 new tokens, temperature 1, lr 1e-4 constant, Adam without weight
+train the tiny Countdown model (`python -m nanorl.tiny countdown`, the same folder) on the task's train prompts,
+with the task's own reward; ours runs the shipped preset configs/countdown_tiny_cpu.yaml. The work: 32 prompts
+x 8 completions per optimizer step, at most 24 new tokens, temperature 0.7, lr 5e-4 constant, Adam without weight
 decay, no KL term, one inner epoch, clip 0.2, gradient norm clipped at 1, fp32, CPU, 2 torch threads. Each run is
 its own process; ours and TRL's alternate. A step's time is the wall time between two consecutive ends of an
 optimizer step (generation, scoring, update and bookkeeping), median over the steps after the first; the table gives
@@ -20,17 +20,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-WORK = dict(n_prompts=16, group_size=8, max_len=24, lr=1e-4, threads=2)
+WORK = dict(n_prompts=32, group_size=8, max_len=24, lr=5e-4, temperature=0.7, threads=2)
 UNMATCHED = [
     "GRPO's group scale: ours divides by the group's standard deviation + 1e-6, TRL by its standard deviation + 1e-4",
-    "which prompts: both draw 16 of the same rows per step, ours with the run's generator, TRL with its shuffling "
+    "which prompts: both draw 32 of the same rows per step, ours with the run's generator, TRL with its shuffling "
     "sampler; the two runs see different prompts in a different order",
     "sampling noise: ours draws with its own Gumbel noise, TRL through model.generate (multinomial); same "
     "distribution, different samples",
     "optimizer: ours nanorl's Adam (torch.optim.Adam's arithmetic, chapter 05c), TRL torch's AdamW with weight decay 0 "
     "(the same update)",
     "dynamic sampling: when the preset turns it on, ours draws more groups than it trains on (the column groups "
-    "drawn per step) and TRL has no such option; both train on 16 groups per optimizer step, so seconds per step and "
+    "drawn per step) and TRL has no such option; both train on 32 groups per optimizer step, so seconds per step and "
     "per trained group compare the same training, and completions sampled per second the sampler alone",
     "bookkeeping: ours writes log.csv every step and a checkpoint every 50 steps, and evaluates 16 problems at the "
     "start (not timed) and after the last step (in the last interval, which the median ignores); TRL logs every step "
@@ -60,9 +60,8 @@ def run_trl(args, out: Path) -> dict:
     from nanorl.tiny import tiny_model
     torch.set_num_threads(WORK['threads'])
     task = make_language_task('countdown', args.seed)
-    if args.model == 'tiny':      # as our loop does: the tiny model, and the prompts its warm-up never saw
-        rows, path = task.train_rows, tiny_model('countdown', args.seed, progress=False)
-    else: rows, path = task.train_rows, args.model
+    rows = task.train_rows          # as our loop does: every train row
+    path = tiny_model('countdown', args.seed, progress=False) if args.model == 'tiny' else args.model
     data = Dataset.from_list([{'prompt': task.build_prompt(r), 'row': i} for i, r in enumerate(rows)])
 
     def reward(prompts, completions, row, **_):
@@ -77,9 +76,10 @@ def run_trl(args, out: Path) -> dict:
                         gradient_accumulation_steps=1, max_completion_length=WORK['max_len'],
                         learning_rate=WORK['lr'], lr_scheduler_type='constant', warmup_steps=0, weight_decay=0.0,
                         beta=0.0, num_iterations=1, epsilon=0.2, max_grad_norm=1.0, loss_type='dapo',
-                        temperature=1.0, top_k=0, top_p=1.0, bf16=False, fp16=False, gradient_checkpointing=False,
-                        use_cpu=True, max_steps=args.steps, logging_steps=1, save_strategy='no', report_to='none',
-                        disable_tqdm=True, seed=args.seed, dataloader_num_workers=0, log_completions=False)
+                        temperature=WORK['temperature'], top_k=0, top_p=1.0, bf16=False, fp16=False,
+                        gradient_checkpointing=False, use_cpu=True, max_steps=args.steps, logging_steps=1,
+                        save_strategy='no', report_to='none', disable_tqdm=True, seed=args.seed,
+                        dataloader_num_workers=0, log_completions=False)
     tok = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     t0 = time.perf_counter()
