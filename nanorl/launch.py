@@ -69,6 +69,7 @@ def train_command(*overrides: str, torchrun: bool = False, keep: bool = False) -
     return (f"RUN={RUNS}/$(basename $CONFIG .yaml)\n"
             f"{command} --out_dir {RUNS} $([ -f $RUN/{CKPT} ] && echo --resume $RUN)\n")
 
+# %% ../nbs/15_launch.ipynb #736c7d47
 def trainer_url(port: int = PORT, ranks: int = 1) -> str:
     ("The trainer's address seen from any task of the group: node 0 of the task named `trainer`; with several "
      "trainer ranks, worker node i feeds rank i % ranks, which listens on port + rank.")
@@ -91,6 +92,7 @@ def check_feed(ranks: int, workers: int):
                       f"{workers // ranks + 1} workers and the rest {workers // ranks}, and the ranks train in step, "
                       f"so the least-fed rank sets the pace; use a multiple of {ranks}", stacklevel=2)
 
+# %% ../nbs/15_launch.ipynb #3d734175
 def task(name: str, resources: dict, setup: str, run: str, config: str = '', num_nodes: int = 1,
          secret: bool = False, bucket: bool = False) -> dict:
     ("One SkyPilot task: the repository as its workdir, the config file (if it trains) in its envs as `CONFIG`, "
