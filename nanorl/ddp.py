@@ -8,6 +8,7 @@ import copy, datetime, os, sys
 from dataclasses import replace
 import torch
 import torch.distributed as dist
+from fastcore.basics import patch
 from torch import nn
 from .config import ConfigError
 from .loop import SOLO, LoopConfig, Prepared, Solo, build, prepare, update
@@ -56,11 +57,6 @@ class Ranks(Solo):
 
     def wrap(self, module): return ScoredByDDP(module) if hasattr(module, 'score') else ddp(module)
 
-    def norm(self, local: float) -> float:
-        total = torch.tensor([local], dtype=torch.float64)
-        dist.all_reduce(total)
-        return float(total) / self.size
-
     def part(self, cfg):
         if cfg.n_prompts % self.size:
             raise ConfigError(f"n_prompts {cfg.n_prompts} cannot be split evenly over {self.size} ranks: use a "
@@ -73,24 +69,34 @@ class Ranks(Solo):
 
     def generator(self, generator, seed: int): return torch.Generator().manual_seed(seed * self.size + self.rank)
 
-    def any(self, flag: bool) -> bool:
-        flags = torch.tensor([int(flag)])
-        dist.all_reduce(flags, op=dist.ReduceOp.MAX)
-        return bool(flags.item())
-
-    def total(self, values: list) -> list:
-        sums = torch.tensor([float(v) for v in values], dtype=torch.float64)
-        dist.all_reduce(sums)
-        return sums.tolist()
-
-    def decide(self, end: str) -> str:
-        code = torch.tensor([ENDS.index(end) if end in ENDS else len(ENDS)])
-        dist.broadcast(code, src=0)
-        return ENDS[code.item()] if code.item() < len(ENDS) else (end if self.rank == 0 else 'stopped by rank 0')
-
     def close(self):
         "Leave the group together (gloo can abort at exit when a rank leaves first)."
         if dist.is_initialized(): dist.barrier(); dist.destroy_process_group()
+
+# %% ../nbs/14_ddp.ipynb #b6e9aea9
+@patch
+def norm(self: Ranks, local: float) -> float:
+    total = torch.tensor([local], dtype=torch.float64)
+    dist.all_reduce(total)
+    return float(total) / self.size
+
+@patch
+def any(self: Ranks, flag: bool) -> bool:
+    flags = torch.tensor([int(flag)])
+    dist.all_reduce(flags, op=dist.ReduceOp.MAX)
+    return bool(flags.item())
+
+@patch
+def total(self: Ranks, values: list) -> list:
+    sums = torch.tensor([float(v) for v in values], dtype=torch.float64)
+    dist.all_reduce(sums)
+    return sums.tolist()
+
+@patch
+def decide(self: Ranks, end: str) -> str:
+    code = torch.tensor([ENDS.index(end) if end in ENDS else len(ENDS)])
+    dist.broadcast(code, src=0)
+    return ENDS[code.item()] if code.item() < len(ENDS) else (end if self.rank == 0 else 'stopped by rank 0')
 
 # %% ../nbs/14_ddp.ipynb #792d3b7d
 def cartpole_case(cfg):
