@@ -2,7 +2,7 @@
 CartPole against sync.
 
     python bench/transport.py                         # every part
-    python bench/transport.py --parts bytes latency   # some of them: bytes latency submit cartpole
+    python bench/transport.py --parts bytes latency   # some of them: bytes latency submit cartpole fair
     python bench/transport.py --quick                 # CI: every part at the smallest size, in a temporary folder
 
 - bytes: the safetensors body one publish sends, with LoRA (rank 8 on q/k/v/o) and with full weights, for the tiny
@@ -16,6 +16,12 @@ CartPole against sync.
 - cartpole: `configs/cartpole_async.yaml` (a trainer and two workers, three processes on loopback) against the same
   config run synchronously (`--role local`), seeds 0 1 2: environment steps per second and wall time to solve,
   from the trainer's start to its exit.
+- fair: chapter 12b's fair shares on a CartPole trainer whose policy stands still (learning rate 1e-9, so every
+  window samples alike), each a ratio within one run: a worker beside a second honest sender ten times slower (its
+  valid batch every ten of the fast worker's intervals) against the worker alone, at max_staleness 1 and 2; two
+  workers at equal speed against a trainer slowed to be the bottleneck (each one's share of the trained batches);
+  a worker beside a junk flood (its share); a worker beside stale batches under a made-up name every 2 s (the
+  rate against alone). Windows alternate (alone, beside, alone, beside); the ratio is of their medians.
 
 Each timing is the median of several repetitions. Writes bench/results/transport.csv (every measurement) and
 bench/results/transport.md (the tables). --quick runs the same code with 1 repetition, 10 submissions, a 100-step SFT
@@ -29,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import torch
-from nanorl.train import TASKS, Config, build, read_log
+from nanorl.train import TASKS, Config, build, load_yaml, read_log
 from nanorl.model import weights_of
 from nanorl.serve import Client, TrainerSource
 from nanorl.wire import batch_tensors, pack, unpack
@@ -247,18 +253,114 @@ def part_cartpole(seeds, extra=()):
                      f"{med('async', k) / med('sync', k):.2f} |")
     return '\n'.join(lines)
 
+def versions_per_s(c: Client, secs: float) -> float:
+    v0, t0 = c.json('/health')['version'], time.monotonic()
+    time.sleep(secs)
+    return (c.json('/health')['version'] - v0) / (time.monotonic() - t0)
+
+def trained_by(c: Client, secs: float) -> dict:
+    "Batches trained from each worker during `secs` seconds."
+    b0 = c.json('/stats')['by_worker']; time.sleep(secs); b1 = c.json('/stats')['by_worker']
+    return {w: n - b0.get(w, 0) for w, n in b1.items()}
+
+class Sender:
+    ("A thread posting one valid CartPole batch as `worker` every `every` s, sampled (so it says) by the trainer's "
+     "current version, or by `version`; it asks /health as that worker first when it `announces`, as workers do.")
+    def __init__(self, c: Client, body: dict, worker: str, every: float, version=None, announces=True):
+        self.c, self.body, self.worker, self.every, self.stop = c, body, worker, every, threading.Event()
+        self.version, self.answers, self.announces = version, {}, announces
+        self.thread = threading.Thread(target=self.loop, daemon=True); self.thread.start()
+    def loop(self):
+        while not self.stop.is_set():
+            h = self.c.json(f'/health?worker={self.worker}' if self.announces else '/health')
+            meta = {'version': h['version'] if self.version is None else self.version, 'run': h['run'],
+                    'worker': self.worker}
+            status = self.c.request('POST', '/batch', pack(self.body, meta))[0]
+            self.answers[status] = self.answers.get(status, 0) + 1
+            self.stop.wait(self.every)
+    def close(self): self.stop.set(); self.thread.join()
+
+class Trainer:
+    "`configs/cartpole_async.yaml` as a trainer process that trains until closed, its policy still, and its workers."
+    def __init__(self, tmp, env, *extra):
+        self.port, self.env = free_port(), env
+        self.p = run_proc(['--config', 'configs/cartpole_async.yaml', '--port', str(self.port), '--steps', '10000000',
+                           '--eval_every', '10000000', '--save_every', '10000000', '--stop_when_solved', 'false',
+                           '--lr', '1e-9', '--idle_timeout', '0', '--out_dir', tmp, '--name', f'fair{self.port}',
+                           *extra], env)
+        self.c = Client(f'http://127.0.0.1:{self.port}', env['NANORL_TOKEN'], patience=60)
+        self.c.json('/health'); self.workers = []
+    def worker(self):
+        self.workers.append(run_proc(['--role', 'rollout', '--trainer_url', f'http://127.0.0.1:{self.port}',
+                                      '--patience', '20'], self.env))
+        return self
+    def warm(self, versions: int = 5):
+        v0 = self.c.json('/health')['version']
+        while self.c.json('/health')['version'] < v0 + versions: time.sleep(0.1)
+        return self
+    def close(self):
+        for q in [self.p, *self.workers]: q.terminate()
+        for q in [self.p, *self.workers]: q.communicate(timeout=60)
+
+def part_fair(window: float, rounds: int):
+    env = {**os.environ, 'NANORL_TOKEN': secrets.token_hex(16), 'OMP_NUM_THREADS': '1', 'PYTHONPATH': str(ROOT)}
+    cfg = Config.from_dict({**load_yaml(ROOT / 'configs/cartpole_async.yaml'), 'role': 'local'})
+    task, policy, *_ = build(cfg)
+    body = batch_tensors(task.rollout(policy, cfg, 0, torch.Generator().manual_seed(0)))
+    task.close()
+    lines = ['| fair shares (chapter 12b) | alone | beside the other | ratio or share |', '|---|---|---|---|']
+    def alternate(t, start, stop):
+        alone, beside = [], []
+        for _ in range(rounds):
+            alone.append(versions_per_s(t.c, window)); extra = start(); beside.append(versions_per_s(t.c, window))
+            stop(extra)
+        return statistics.median(alone), statistics.median(beside)
+    with tempfile.TemporaryDirectory() as tmp:
+        for staleness in (1, 2):
+            t = Trainer(tmp, env, '--max_staleness', str(staleness)).worker().warm()
+            every = 10 / max(versions_per_s(t.c, window), 0.1)     # ten of the fast worker's intervals
+            a, b = alternate(t, lambda: Sender(t.c, body, 'slow', every), lambda s: s.close())
+            t.close()
+            record('fair', f'slow sender beside, max_staleness {staleness}', b / a, 'ratio')
+            lines.append(f"| a worker beside an honest sender 10 times slower, max_staleness {staleness} "
+                         f"(versions/s) | {a:.2f} | {b:.2f} | {b / a:.2f} |")
+        t = Trainer(tmp, env, '--max_staleness', '2', '--epochs', '8').worker().worker().warm()
+        by = trained_by(t.c, window * max(rounds, 3)); t.close()
+        share = min(by.values()) / max(sum(by.values()), 1)
+        record('fair', 'equal workers, the smaller share', share, 'share')
+        lines.append(f"| two workers at equal speed, the trainer the bottleneck (trained batches; the smaller "
+                     f"share) | | {' and '.join(map(str, sorted(by.values())))} | {share:.2f} |")
+        t = Trainer(tmp, env, '--max_staleness', '1').worker().warm()
+        junk = {**body, 'act': torch.zeros_like(body['act'])}
+        flood = Sender(t.c, junk, 'flooder', 0.0, announces=False)
+        by = trained_by(t.c, window * max(rounds, 3)); flood.close(); t.close()
+        honest = sum(n for w, n in by.items() if w != 'flooder') / max(sum(by.values()), 1)
+        record('fair', 'honest share beside a flood', honest, 'share')
+        lines.append(f"| a worker beside a junk flood (its share of the trained batches) | | "
+                     f"{sum(by.values())} trained, {flood.answers.get(202, 0)} of the flood's "
+                     f"{sum(flood.answers.values())} accepted | {honest:.2f} |")
+        t = Trainer(tmp, env, '--max_staleness', '1').worker().warm()
+        a, b = alternate(t, lambda: Sender(t.c, body, 'made-up', 2.0, version=0), lambda s: s.close())
+        t.close()
+        record('fair', 'stale made-up sender beside', b / a, 'ratio')
+        lines.append(f"| a worker beside stale batches under a made-up name every 2 s (versions/s) | {a:.2f} | "
+                     f"{b:.2f} | {b / a:.2f} |")
+    return '\n'.join(lines)
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--parts', nargs='*', default=['bytes', 'latency', 'submit', 'cartpole'])
+    ap.add_argument('--parts', nargs='*', default=['bytes', 'latency', 'submit', 'cartpole', 'fair'])
     ap.add_argument('--reps', type=int, default=5)
     ap.add_argument('--submits', type=int, default=300)
     ap.add_argument('--seeds', nargs='*', type=int, default=[0, 1, 2])
+    ap.add_argument('--window', type=float, default=10.0, help='fair: seconds of each measurement window')
     ap.add_argument('--quick', action='store_true', help='CI smoke run: every part (or --parts) at the smallest size; '
                     'results go to a temporary folder, not bench/results')
     args = ap.parse_args()
     results, models, cartpole_extra = RESULTS, MODELS, []
     if args.quick:
         args.reps, args.submits, args.seeds, models, cartpole_extra = 1, 10, [0], QUICK_MODELS, ['--steps', '3']
+        args.window = 2.0
         results = Path(tempfile.mkdtemp(prefix='bench_transport_'))
     torch.set_num_threads(1)
     sections, payloads = [], {}
@@ -274,10 +376,13 @@ def main():
     if 'cartpole' in args.parts:
         print("async vs sync CartPole", flush=True)
         sections.append(part_cartpole(args.seeds, cartpole_extra))
+    if 'fair' in args.parts:
+        print("fair shares", flush=True)
+        sections.append(part_fair(args.window, 1 if args.quick else args.reps))
     if args.quick:   # every part that ran measured something: finite, positive numbers
         assert {r['part'] for r in ROWS} == set(args.parts) | ({'bytes'} if 'latency' in args.parts else set()), ROWS
         assert all(0 < r['value'] < math.inf for r in ROWS), [r for r in ROWS if not 0 < r['value'] < math.inf]
-    suffix = '' if set(args.parts) == {'bytes', 'latency', 'submit', 'cartpole'} else '_' + '_'.join(args.parts)
+    suffix = '' if set(args.parts) == {'bytes', 'latency', 'submit', 'cartpole', 'fair'} else '_' + '_'.join(args.parts)
     with open(results / f'transport{suffix}.csv', 'w', newline='') as f:
         w = csv.DictWriter(f, ['part', 'what', 'value', 'unit']); w.writeheader(); w.writerows(ROWS)
     cmd = ('python bench/transport.py' + (f" --parts {' '.join(args.parts)}" if suffix else '')
@@ -285,7 +390,7 @@ def main():
     (results / f'transport{suffix}.md').write_text('\n\n'.join(sections)
                                                    + f"\n\nMedians of {args.reps} repetitions (CartPole: seeds "
                                                      f"{args.seeds}), loopback, on {machine()}; "
-                                                     f"{torch.get_num_threads()} torch threads here, the runs' "
+                                                     f"torch on {torch.get_num_threads()} thread(s) here, the runs' "
                                                      f"`threads` from their configs. Measured "
                                                      f"{time.strftime('%Y-%m-%d')} at commit {commit()}; "
                                                      f"produced by `{cmd}`.\n")

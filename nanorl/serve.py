@@ -5,10 +5,10 @@
 # %% ../nbs/12b_serve.ipynb #c12a0005
 from __future__ import annotations
 import hmac, http.client, ipaddress, json, math, os, random, re, secrets, shlex, socket, sys, threading, time, typing
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit
 import torch
 from torch import Tensor
 from fastcore.basics import patch
@@ -17,13 +17,14 @@ from .config import TASKS, ConfigError, check_choice, check_rules, knob
 from .loop import Threads, draw, objective_of
 from .model import WeightsMismatch, load_weights
 from .snapshots import SnapshotSource, TrustConfig, sampler_precision
-from .wire import BATCH_META, BadRequest, batch_spec, batch_tensors, check_batch, pack, staleness_at_turn, unpack
+from .wire import (BATCH_META, WORD, BadRequest, batch_spec, batch_tensors, check_batch, pack, staleness_at_turn,
+                         unpack)
 from .httpd import Limits, Request, Server
 
 # %% auto #0
 __all__ = ['VERSION', 'ASYNC_PRESETS', 'ServeConfig', 'read_token', 'is_loopback', 'listen_token', 'TrainerSource', 'check_auth',
-           'get_health', 'get_weights', 'TrainerGone', 'TrainerFailed', 'Client', 'worker_name', 'refresh_weights',
-           'sample_batch', 'must_wait', 'worker_loop', 'rollout_worker']
+           'asking_worker', 'get_health', 'get_weights', 'gives_way', 'TrainerGone', 'TrainerFailed', 'Client',
+           'worker_name', 'refresh_weights', 'sample_batch', 'must_wait', 'worker_loop', 'rollout_worker']
 
 # %% ../nbs/12b_serve.ipynb #c1200002
 @dataclass
@@ -43,8 +44,8 @@ class ServeConfig(TrustConfig):
                                      "parked (held open, unread, until request_timeout)")
     request_timeout: float = knob(30.0, "trainer role: seconds a client may take to send a whole request")
     range_check: bool = knob(True, "trainer role: refuse batches with values outside the task's declared range")
-    fair_share: float = knob(1.25, "trainer role: while several workers submit, none gets more than this times an "
-                                   "even share of recent batches (429); 0 = off")
+    fair_share: float = knob(1.25, "trainer role: a worker holding more than this times an even share of recent "
+                                   "batches gives way to one with fewer (queued batch displaced, 429); 0 = off")
     idle_timeout: float = knob(600.0, "trainer role: with no batch for this many seconds, checkpoint and exit "
                                       "non-zero; 0 = wait forever")
     patience: float = knob(120.0, "rollout role: seconds to keep retrying an unreachable trainer before giving up")
@@ -111,13 +112,18 @@ class TrainerSource(SnapshotSource):
         self.token = listen_token(cfg, token)
         self.cfg, self.bound, self.run_id = cfg, cfg.max_staleness + 1, secrets.token_hex(4)
         self.queue, self.cond = deque(), threading.Condition()
-        self.counts = dict(submitted=0, trained=0, rejected=0, unfair=0, bad_requests=0, queue_max=0)
+        self.counts = dict(submitted=0, trained=0, rejected=0, unfair=0, displaced=0, bad_requests=0, queue_max=0)
         self.by_worker, self.worker_ids, self.seen, self.recent = {}, {}, {}, deque(maxlen=32)
+        self.claims = {}         # worker -> (version, time) of its last /health: the version it samples from
         self.latest, self.server, self.spec = (None, b''), None, None
         self.done, self.failed, self.worker, self.last_batch = False, '', math.nan, time.monotonic()
         self.told = self.last_batch
         # 1 while the loop trains on a batch it took: the next version is not out yet
         self.busy = 0
+
+    def ahead(self) -> int:
+        "The batches ahead of a new one (with `cond` held): queued, or in training."
+        return len(self.queue) + self.busy
 
     def publish(self, policy, version: int):
         "Keep `policy`'s weights as `version` and serve them at /weights/latest; the first call starts the server."
@@ -192,10 +198,20 @@ def route(self: TrainerSource, req: Request):
 # %% ../nbs/12b_serve.ipynb #d223aeb0
 VERSION = re.compile(r"[0-9]{1,18}")
 
+def asking_worker(query: str) -> str:
+    "The worker that a /health query names (`worker=NAME`); '' without a query, 400 for any other query."
+    key, eq, name = query.partition('=')
+    if query and (key != 'worker' or not eq or not WORD.fullmatch(name := unquote(name))):
+        raise BadRequest(400, f"/health takes one query, worker=NAME (1 to 64 printable ASCII characters), "
+                              f"got {query[:80]!r}")
+    return name if query else ''
+
 def get_health(src: TrainerSource, req):
     ("/health: the version, the run id, whether the run is done, stopping or failed, and for back-pressure the "
-     "batches ahead of a new one (`ahead`) and the workers that recently sent one (`senders`).")
-    with src.cond: ahead, senders = len(src.queue) + src.busy, len(src.active_workers(time.monotonic()))
+     "batches ahead of a new one (`ahead`) and the workers that recently sent one (`senders`); with "
+     "`?worker=NAME`, `senders` as that worker's next batch meets them (`view`).")
+    worker, now = asking_worker(req.query), time.monotonic()
+    with src.cond: ahead, senders = src.view(worker, now) if worker else (src.ahead(), len(src.active_workers(now)))
     return 200, {'ok': True, 'version': src.version, 'run': src.run_id, 'done': src.done,
                  'stopping': bool(src.stopping), 'failed': src.failed, 'ahead': ahead, 'senders': senders}, \
         'application/json'
@@ -212,7 +228,7 @@ def get_weights(src: TrainerSource, req):
 
 @patch
 def snapshot(self: TrainerSource) -> dict:
-    "Every counter, for /stats; submitted = trained + rejected + dropped + queue at any moment."
+    "Every counter, for /stats; submitted = trained + rejected + displaced + dropped + queue at any moment."
     with self.cond:
         return {**self.counts, 'dropped': self.dropped, 'queue': len(self.queue), 'bound': self.bound,
                 'version': self.version, 'run': self.run_id, 'by_worker': dict(self.by_worker), 'done': self.done,
@@ -234,14 +250,17 @@ def submit(self: TrainerSource, t: dict, meta: dict) -> tuple[int, dict]:
     with self.cond:
         self.check_running()                             # 410 or 500, not counted as submitted
         self.counts['submitted'] += 1
+        self.claims.pop(worker, None)                    # its batch is in: it samples no longer
         try:
-            self.check_lag(v, meta['run'])               # 409 another run, or too stale; 400 from the future
-            if why := self.over_share(worker, now):
+            places = self.make_room(v, worker, now)
+            self.check_lag(v, meta['run'], self.ahead() - len(places))  # 409 another run, too stale; 400 the future
+            if why := self.held_for(worker, self.ahead() - len(places), now):
                 self.counts['unfair'] += 1
                 raise BadRequest(429, why)
         except BadRequest:
             self.counts['rejected'] += 1
             raise
+        self.displace(places)
         return self.enqueue(batch, v, worker, now)
 
 # %% ../nbs/12b_serve.ipynb #fae44a36
@@ -252,11 +271,10 @@ def check_running(self: TrainerSource):
     if self.done: raise BadRequest(410, f"training is over (step {self.version}); stop the worker")
 
 @patch
-def check_lag(self: TrainerSource, v: int, run: str):
+def check_lag(self: TrainerSource, v: int, run: str, ahead: int):
     ("Refuse a batch this trainer cannot score (another run's: 409; a version not yet published: 400), or one that "
-     "would be more than `max_staleness` versions stale when its turn comes (409).")
-    q = len(self.queue) + self.busy                   # batches ahead of this one: queued, or in training
-    due = staleness_at_turn(self.version, v, q)
+     "would be more than `max_staleness` versions stale when its turn comes, `ahead` batches later (409).")
+    due = staleness_at_turn(self.version, v, ahead)
     if run != self.run_id:
         raise BadRequest(409, f"batch sampled by the weights of an earlier trainer (run {run}); this trainer is "
                               f"run {self.run_id} at version {self.version}: fetch /weights/latest")
@@ -264,9 +282,9 @@ def check_lag(self: TrainerSource, v: int, run: str):
         raise BadRequest(400, f"version {v} is from the future: the trainer is at version {self.version}; "
                               f"fetch /weights/latest")
     if due > self.cfg.max_staleness:
-        ahead = f" with {q} batches ahead of it in the queue" if q else ""
+        behind = f" with {ahead} batches ahead of it in the queue" if ahead else ""
         raise BadRequest(409, f"batch would be {due} versions stale when trained "
-                              f"(sampled by version {v}, the trainer is at {self.version}{ahead}; "
+                              f"(sampled by version {v}, the trainer is at {self.version}{behind}; "
                               f"max_staleness is {self.cfg.max_staleness}); sample again with newer weights")
 
 # %% ../nbs/12b_serve.ipynb #1efd6645
@@ -283,15 +301,69 @@ def active_workers(self: TrainerSource, now: float) -> set[str]:
     "The workers whose last accepted batch is recent: within 10 s, or three of their usual intervals."
     return {w for w, (t, gap) in self.seen.items() if now - t <= max(10.0, 3 * gap)}
 
+def gives_way(shares: dict, n_active: int, u: str, w: str, fair_share: float) -> bool:
+    ("Whether worker `u`'s batches give way to worker `w`'s: among the recent batches counted in `shares`, `u` holds "
+     "more than `fair_share` times an even share of `n_active` workers, and at least two more than `w`.")
+    mine = shares.get(u, 0)
+    return bool(fair_share) and mine >= shares.get(w, 0) + 2 and mine > fair_share * sum(shares.values()) / n_active
+
+# %% ../nbs/12b_serve.ipynb #0f2ae148
 @patch
-def over_share(self: TrainerSource, worker: str, now: float) -> str:
-    "Why `worker` must wait for its turn ('' if it need not)."
-    active = self.active_workers(now) | {worker}
-    f, n, mine = self.cfg.fair_share, len(self.recent), self.recent.count(worker)
-    if not f or len(active) < 2 or n < len(active) or mine + 1 <= f * (n + 1) / len(active): return ''
-    if mine <= min(self.recent.count(w) for w in active if w != worker): return ''   # the least served always may
-    return (f"worker {worker} supplied {mine} of the last {n} batches while {len(active)} workers submit; "
-            f"fair_share {f:g} allows {f / len(active):.0%}: sample again after the next version")
+def gives_way_to(self: TrainerSource, worker: str, now: float) -> typing.Callable[[str], bool]:
+    "Which workers' batches give way to `worker`'s now: `gives_way` on the last 32 batches and the active workers."
+    shares, n = Counter(self.recent), len(self.active_workers(now) | {worker})
+    return lambda u: u != worker and gives_way(shares, n, u, worker, self.cfg.fair_share)
+
+@patch
+def make_room(self: TrainerSource, v: int, worker: str, now: float) -> list[int]:
+    ("The places (newest first) of the queued batches that a batch of `worker` sampled by `v` displaces so as to be "
+     "fresh at its turn: as many as it needs, of workers that give way to it, as far as there are any.")
+    gives = self.gives_way_to(worker, now)
+    over = staleness_at_turn(self.version, v, self.ahead()) - self.cfg.max_staleness
+    return [i for i in reversed(range(len(self.queue))) if gives(self.queue[i][2])][:max(over, 0)]
+
+@patch
+def displace(self: TrainerSource, places: list[int]):
+    "Drop the queued batches at `places` (newest first, so no place moves), each out of its worker's recent share."
+    for i in places:
+        worker = self.queue[i][2]; del self.queue[i]
+        self.counts['displaced'] += 1
+        mine = [j for j, w in enumerate(self.recent) if w == worker]
+        if mine: del self.recent[mine[-1]]
+
+# %% ../nbs/12b_serve.ipynb #2803a413
+@patch
+def claims_now(self: TrainerSource, now: float) -> dict[str, int]:
+    "The active workers sampling now, each with the version it samples from; claims that ran out are forgotten."
+    active = self.active_workers(now)
+    self.claims = {u: (v, t) for u, (v, t) in self.claims.items()
+                   if u in active and now - t <= max(10.0, 3 * self.seen[u][1])}
+    return {u: v for u, (v, t) in self.claims.items()}
+
+@patch
+def held_for(self: TrainerSource, worker: str, ahead: int, now: float) -> str:
+    ("Why a batch of `worker`, behind `ahead` batches, would take the place of a batch being sampled ('' if none): "
+     "one of a worker that `worker` gives way to, which it would push past `max_staleness` by its turn.")
+    for u, v in self.claims_now(now).items():
+        if staleness_at_turn(self.version, v, ahead + 1) > self.cfg.max_staleness and \
+                self.gives_way_to(u, now)(worker):
+            return (f"the queue's next place is held for a batch that worker {u} samples from version {v}; worker "
+                    f"{worker} has had more of the last {len(self.recent)} batches: sample again after the next "
+                    f"version")
+    return ''
+
+@patch
+def view(self: TrainerSource, worker: str, now: float) -> tuple[int, int]:
+    ("`ahead` and `senders` as the next batch of `worker` meets them: the senders whose batches land before it, each "
+     "counted by how often it lands while `worker` samples one (rounded; none that give way to `worker`). An active "
+     "`worker` that asks claims the current version, and the queued batches it would displace make room at once.")
+    if worker in self.active_workers(now):
+        self.claims[worker] = (self.version, now)
+        self.displace(self.make_room(self.version, worker, now))
+    gives, mine = self.gives_way_to(worker, now), self.seen.get(worker, (now, 0.0))[1]
+    others = sum(min(1.0, mine / self.seen[u][1]) if mine and self.seen[u][1] else 1.0
+                 for u in self.active_workers(now) - {worker} if not gives(u))
+    return self.ahead(), 1 + round(others)
 
 # %% ../nbs/12b_serve.ipynb #566abed5
 @patch
@@ -455,7 +527,7 @@ def worker_loop(client: Client, policy, sample: typing.Callable[[], Batch], name
      "arrive fresh (`must_wait`).")
     have, refused, refused_at, wait = None, None, 0.0, 0.02
     while not max_batches or counts['accepted'] < max_batches:
-        h = client.json('/health')
+        h = client.json(f'/health?worker={quote(name)}')
         if h['failed']: raise TrainerFailed(h['failed'])
         if h['done']: break
         now = (h['run'], h['version'])

@@ -288,7 +288,7 @@ def test_a_flooding_worker_gets_no_more_than_its_share(tmp_path):
 
 def test_stale_batches_under_a_made_up_name_never_make_the_honest_worker_wait(tmp_path):
     ("A token holder posting a stale batch (409) under a made-up worker name every 2 s: it never counts as an "
-     "active worker, so the honest worker is never told 429 and trains at its rate.")
+     "active worker and holds no place, so the honest worker is never told 429 and trains at its rate.")
     port = free_port()
     t, c = waiting_trainer(tmp_path, port, '--n_prompts', '16', '--max_len', '200', '--max_staleness', '1')
     stale = cartpole_batch(16, 200)
@@ -308,6 +308,28 @@ def test_stale_batches_under_a_made_up_name_never_make_the_honest_worker_wait(tm
           f"honest worker {counts}; trainer unfair {s['unfair']}, by worker {s['by_worker']}")
     assert statuses == [409] * 8 and 'made-up' not in s['by_worker'], (statuses, s)
     assert s['unfair'] == 0 and counts['unfair'] == 0 and during >= 0.5 * before, (s, counts, during, before)
+
+def test_a_slow_honest_sender_never_slows_training(tmp_path):
+    ("A second sender posting a valid, current batch every 2 s under its own name, asking /health as a worker does "
+     "first: its batches are accepted (displacing the fast worker's queued ones when the queue is full), and the "
+     "trainer keeps at least 70% of its rate.")
+    port = free_port()
+    t, c = waiting_trainer(tmp_path, port, '--n_prompts', '16', '--max_len', '200', '--max_staleness', '1')
+    body = cartpole_batch(16, 200)
+    fast = worker(port, '--patience', '5')
+    wait_for(lambda: version(c) >= 3, what='three versions')
+    before, statuses = versions_per_second(c, 6), []
+    v0, t0 = version(c), time.monotonic()
+    for _ in range(8):
+        c.json('/health?worker=slow')
+        statuses.append(c.request('POST', '/batch', pack(body, meta(c, worker='slow')))[0])
+        time.sleep(2)
+    during = (version(c) - v0) / (time.monotonic() - t0)
+    s = c.json('/stats')
+    stop(t); fast.communicate(timeout=60)
+    print(f"a valid batch from 'slow' every 2 s: {during:.2f} versions/s against {before:.2f} before; answers "
+          f"{statuses}; trainer 429s {s['unfair']}, displaced {s['displaced']}, by worker {s['by_worker']}")
+    assert statuses.count(202) >= 6 and during >= 0.7 * before, (statuses, s, during, before)
 
 def test_restarts_never_deadlock(tmp_path):
     ("12 SIGKILLs of the trainer at 0 to 3 steps past its last checkpoint (each offset three times): each resumed run "

@@ -53,7 +53,7 @@ def final_stats(out: str) -> dict:
     return json.loads(line.split('; ', 1)[1])
 
 def balanced(s: dict) -> bool:
-    return s['submitted'] == s['trained'] + s['rejected'] + s['dropped'] + s['queue']
+    return s['submitted'] == s['trained'] + s['rejected'] + s['displaced'] + s['dropped'] + s['queue']
 
 @pytest.fixture(scope='module')
 def served(tmp_path_factory):
@@ -88,7 +88,7 @@ def raw(c, method, path, body=None, headers=None):
 
 def submit_valid(c, ok, patience=60.0):
     """A valid batch at the trainer's current version: accepted. It is sampled again while the queue is too full
-    for it (409), or while a worker the fuzz invented still counts as active and holds a smaller share (429)."""
+    for it (409), or while a place is held for a batch that a worker the fuzz invented claims to sample (429)."""
     end = time.monotonic() + patience
     while True:
         status, msg = post(c, pack(ok, meta(c)))
@@ -110,6 +110,16 @@ def test_auth_on_every_endpoint(served, method, path):
         status, data = raw(c, method, path, body, headers)
         assert status == want, (method, path, headers, status, data)
         assert ('missing token' if want == 401 else 'wrong token') in json.loads(data)['error']
+
+@pytest.mark.parametrize('query, status', [('worker=w-1', 200), ('worker=a%20b', 400), ('worker=', 400),
+                                           ('who=w-1', 400), ('worker=' + 'x' * 65, 400)])
+def test_health_names_the_asking_worker(served, query, status):
+    "/health?worker=NAME answers as that worker's next batch meets the queue; any other query is a 400 naming the form."
+    c, _, _ = served
+    got, data = c.request('GET', '/health?' + query)
+    assert got == status, (query, got, data)
+    if status == 400: assert "takes one query, worker=NAME" in json.loads(data)['error']
+    else: assert json.loads(data)['senders'] >= 1
 
 def corrupt(body: bytes) -> bytes:
     n = struct.unpack('<Q', body[:8])[0]
