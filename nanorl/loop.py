@@ -214,6 +214,7 @@ class Solo:
 
 SOLO = Solo()
 
+# %% ../nbs/05c_train.ipynb #b7ccbc78
 def backward(d: Prepared, idx: Tensor, policy, critic, cfg, objective: Objective = RL,
              world: Solo = SOLO) -> tuple[float, dict]:
     "Accumulate into `.grad` the gradient of the minibatch `idx` of `d`, micro-batch by micro-batch."
@@ -232,6 +233,7 @@ def backward(d: Prepared, idx: Tensor, policy, critic, cfg, objective: Objective
     if bad is not None: raise NonFiniteLoss(f"loss is {bad}")
     return total, sums
 
+# %% ../nbs/05c_train.ipynb #133dbf90
 def update(d: Prepared, policy, critic, opt, cfg, generator: torch.Generator, objective: Objective = RL,
            world: Solo = SOLO) -> dict:
     "The inner loop over epochs and minibatches; returns the mean loss and gradient norm and statistics per unit."
@@ -295,29 +297,32 @@ class Adam:
                 denom = (s['exp_avg_sq'].sqrt() / (1 - beta2 ** t) ** 0.5).add_(eps)
                 p.addcdiv_(s['exp_avg'], denom, value=-lr / (1 - beta1 ** t))
 
-    def state_dict(self) -> dict:
-        "torch.optim's layout: state keyed by each parameter's position over all groups, groups without tensors."
-        index = {p: i for i, p in enumerate(self.params())}
-        groups, start = [], 0
-        for g in self.param_groups:
-            groups.append({**{k: v for k, v in g.items() if k != 'params'},
-                           'params': list(range(start, start + len(g['params'])))})
-            start += len(g['params'])
-        return {'state': {index[p]: s for p, s in self.state.items()}, 'param_groups': groups}
+# %% ../nbs/05c_train.ipynb #8150cb74
+@patch
+def state_dict(self: Adam) -> dict:
+    "torch.optim's layout: state keyed by each parameter's position over all groups, groups without tensors."
+    index = {p: i for i, p in enumerate(self.params())}
+    groups, start = [], 0
+    for g in self.param_groups:
+        groups.append({**{k: v for k, v in g.items() if k != 'params'},
+                       'params': list(range(start, start + len(g['params'])))})
+        start += len(g['params'])
+    return {'state': {index[p]: s for p, s in self.state.items()}, 'param_groups': groups}
 
-    def load_state_dict(self, state: dict):
-        params, saved = self.params(), state['param_groups']
-        if [len(g['params']) for g in saved] != [len(g['params']) for g in self.param_groups]:
-            raise ValueError(f"the optimizer state holds groups of {[len(g['params']) for g in saved]} parameters, "
-                             f"this optimizer {[len(g['params']) for g in self.param_groups]}: it was saved for "
-                             f"another model")
-        for g, old in zip(self.param_groups, saved):
-            if other := {k: old[k] for k in ADAM_FIXED if k in old and old[k] != ADAM_FIXED[k]}:
-                raise ValueError(f"the optimizer state was saved with {other}, which this Adam does not compute")
-            g.update({k: old[k] for k in ('lr', 'betas', 'eps')})
-        own = lambda v, p: v.to(device=p.device, dtype=p.dtype, copy=True)    # never shared with `state`
-        self.state = {params[int(i)]: {k: v.clone() if k == 'step' else own(v, params[int(i)]) for k, v in s.items()}
-                      for i, s in state['state'].items()}
+@patch
+def load_state_dict(self: Adam, state: dict):
+    params, saved = self.params(), state['param_groups']
+    if [len(g['params']) for g in saved] != [len(g['params']) for g in self.param_groups]:
+        raise ValueError(f"the optimizer state holds groups of {[len(g['params']) for g in saved]} parameters, "
+                         f"this optimizer {[len(g['params']) for g in self.param_groups]}: it was saved for "
+                         f"another model")
+    for g, old in zip(self.param_groups, saved):
+        if other := {k: old[k] for k in ADAM_FIXED if k in old and old[k] != ADAM_FIXED[k]}:
+            raise ValueError(f"the optimizer state was saved with {other}, which this Adam does not compute")
+        g.update({k: old[k] for k in ('lr', 'betas', 'eps')})
+    own = lambda v, p: v.to(device=p.device, dtype=p.dtype, copy=True)    # never shared with `state`
+    self.state = {params[int(i)]: {k: v.clone() if k == 'step' else own(v, params[int(i)]) for k, v in s.items()}
+                  for i, s in state['state'].items()}
 
 # %% ../nbs/05c_train.ipynb #671340ca
 def build(cfg):
@@ -376,6 +381,7 @@ class OtherLoad:
         if now[1] is None: return None
         return max(0.0, (now[1] - busy0) - (now[2] - own0)) / (now[0] - t0)
 
+# %% ../nbs/05c_train.ipynb #a67bfc69
 class Threads:
     "torch's CPU thread count, refitted by `fit()` before each piece of work to the cores other processes leave idle."
     def __init__(self, most: int):

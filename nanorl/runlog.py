@@ -73,6 +73,7 @@ def read_log(run: str | os.PathLike) -> dict[str, list[float]]:
     cols = rows[0] if rows else LOG_COLUMNS
     return {k: [float(r[k]) if r[k] not in ('', None) else math.nan for r in rows] for k in cols}
 
+# %% ../nbs/05b_runlog.ipynb #3153c4f8
 def smooth(ys: list[float], n: int) -> list[float]:
     "Trailing mean over the last `n` values at every position (`n` = 1: unchanged)."
     return [sum(ys[max(0, j - n + 1):j + 1]) / len(ys[max(0, j - n + 1):j + 1]) for j in range(len(ys))]
@@ -90,6 +91,7 @@ def plot_runs(runs: list, y: str = 'eval_return', x: str = 'step', ax=None, labe
     ax.set_xlabel(x); ax.set_ylabel(y); ax.legend(fontsize=8)
     return ax
 
+# %% ../nbs/05b_runlog.ipynb #0f3659bb
 def time_breakdown(log: dict, after: int = 0) -> str:
     ("One line: seconds and share of the steps after step `after` (a resume's start, so that the line covers one "
      "command) spent in rollout, scoring, update and the rest (evaluation, logging).")

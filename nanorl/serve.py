@@ -23,8 +23,8 @@ from .httpd import Limits, Request, Server
 
 # %% auto #0
 __all__ = ['VERSION', 'ASYNC_PRESETS', 'ServeConfig', 'read_token', 'is_loopback', 'listen_token', 'TrainerSource', 'check_auth',
-           'asking_worker', 'get_health', 'get_weights', 'gives_way', 'TrainerGone', 'TrainerFailed', 'Client',
-           'worker_name', 'refresh_weights', 'sample_batch', 'must_wait', 'worker_loop', 'rollout_worker']
+           'asking_worker', 'get_health', 'get_weights', 'gives_way', 'room_short', 'TrainerGone', 'TrainerFailed',
+           'Client', 'worker_name', 'refresh_weights', 'sample_batch', 'must_wait', 'worker_loop', 'rollout_worker']
 
 # %% ../nbs/12b_serve.ipynb #c1200002
 @dataclass
@@ -49,6 +49,8 @@ class ServeConfig(TrustConfig):
     idle_timeout: float = knob(600.0, "trainer role: with no batch for this many seconds, checkpoint and exit "
                                       "non-zero; 0 = wait forever")
     patience: float = knob(120.0, "rollout role: seconds to keep retrying an unreachable trainer before giving up")
+    worker: str = knob('', "rollout role: this worker's name in the trainer's log and /stats, 1 to 64 printable "
+                           "ASCII characters; '' = host name and process id")
     refused: typing.ClassVar[dict[str, str]] = {
         'token': "a token given as --token or in a config file can be read by other users (in the process list, "
                  "in the file): export NANORL_TOKEN=<token> instead, or pass --token_file PATH for a file that "
@@ -66,6 +68,7 @@ def check(self: ServeConfig):
                        ('port', lambda v: 0 < v < 65536, "a port number, 1 to 65535"),
                        ('max_connections', lambda v: v >= 8, "at least 8"),
                        ('fair_share', lambda v: v == 0 or 1 <= v < math.inf, "0 (off) or at least 1"),
+                       ('worker', lambda v: not v or WORD.fullmatch(v), "1 to 64 printable ASCII characters, or ''"),
                        ('idle_timeout', lambda v: 0 <= v < math.inf, "0 (wait forever) or positive"),
                        *[(k, lambda v: 0 < v < math.inf, "positive")
                          for k in ('max_body_mb', 'patience', 'request_timeout')]])
@@ -201,7 +204,7 @@ VERSION = re.compile(r"[0-9]{1,18}")
 def asking_worker(query: str) -> str:
     "The worker that a /health query names (`worker=NAME`); '' without a query, 400 for any other query."
     key, eq, name = query.partition('=')
-    if query and (key != 'worker' or not eq or not WORD.fullmatch(name := unquote(name))):
+    if query and (key != 'worker' or not eq or '&' in name or not WORD.fullmatch(name := unquote(name))):
         raise BadRequest(400, f"/health takes one query, worker=NAME (1 to 64 printable ASCII characters), "
                               f"got {query[:80]!r}")
     return name if query else ''
@@ -252,7 +255,8 @@ def submit(self: TrainerSource, t: dict, meta: dict) -> tuple[int, dict]:
         self.counts['submitted'] += 1
         self.claims.pop(worker, None)                    # its batch is in: it samples no longer
         try:
-            places = self.make_room(v, worker, now)
+            short = staleness_at_turn(self.version, v, self.ahead()) - self.cfg.max_staleness
+            places = self.make_room(short, v, worker, now)
             self.check_lag(v, meta['run'], self.ahead() - len(places))  # 409 another run, too stale; 400 the future
             if why := self.held_for(worker, self.ahead() - len(places), now):
                 self.counts['unfair'] += 1
@@ -307,6 +311,11 @@ def gives_way(shares: dict, n_active: int, u: str, w: str, fair_share: float) ->
     mine = shares.get(u, 0)
     return bool(fair_share) and mine >= shares.get(w, 0) + 2 and mine > fair_share * sum(shares.values()) / n_active
 
+def room_short(ahead: int, senders: int, max_staleness: int) -> int:
+    ("The places a batch sampled now lacks to be fresh at its turn: the batches `ahead`, plus one for each other "
+     "sender's batch that lands first (at most `max_staleness`), past `max_staleness`. 0 or less: it will be fresh.")
+    return ahead + min(max(senders - 1, 0), max_staleness) - max_staleness
+
 # %% ../nbs/12b_serve.ipynb #0f2ae148
 @patch
 def gives_way_to(self: TrainerSource, worker: str, now: float) -> typing.Callable[[str], bool]:
@@ -315,17 +324,18 @@ def gives_way_to(self: TrainerSource, worker: str, now: float) -> typing.Callabl
     return lambda u: u != worker and gives_way(shares, n, u, worker, self.cfg.fair_share)
 
 @patch
-def make_room(self: TrainerSource, v: int, worker: str, now: float) -> list[int]:
-    ("The places (newest first) of the queued batches that a batch of `worker` sampled by `v` displaces so as to be "
-     "fresh at its turn: as many as it needs, of workers that give way to it, as far as there are any.")
+def make_room(self: TrainerSource, short: int, v: int, worker: str, now: float) -> list[int]:
+    ("The place of the queued batch that a batch of `worker` sampled by `v`, `short` of one place, displaces: the "
+     "newest of a worker that gives way to it, sampled by `v` or before. [] if it is short of none, or of more.")
+    if short != 1: return []
     gives = self.gives_way_to(worker, now)
-    over = staleness_at_turn(self.version, v, self.ahead()) - self.cfg.max_staleness
-    return [i for i in reversed(range(len(self.queue))) if gives(self.queue[i][2])][:max(over, 0)]
+    return next(([i] for i in reversed(range(len(self.queue)))
+                 if gives(self.queue[i][2]) and self.queue[i][1] <= v), [])
 
 @patch
 def displace(self: TrainerSource, places: list[int]):
-    "Drop the queued batches at `places` (newest first, so no place moves), each out of its worker's recent share."
-    for i in places:
+    "Drop the queued batches at `places`, each counted and taken out of its worker's recent share."
+    for i in sorted(places, reverse=True):             # from the back: no place moves before its turn
         worker = self.queue[i][2]; del self.queue[i]
         self.counts['displaced'] += 1
         mine = [j for j, w in enumerate(self.recent) if w == worker]
@@ -333,20 +343,22 @@ def displace(self: TrainerSource, places: list[int]):
 
 # %% ../nbs/12b_serve.ipynb #2803a413
 @patch
-def claims_now(self: TrainerSource, now: float) -> dict[str, int]:
-    "The active workers sampling now, each with the version it samples from; claims that ran out are forgotten."
-    active = self.active_workers(now)
+def claims_now(self: TrainerSource, active: set, now: float) -> dict[str, int]:
+    ("The workers sampling now, each with the version it samples from. A claim ends with its worker's activity, "
+     "after its window, or when its batch could no longer be fresh even with nothing queued before it.")
+    k, window = self.cfg.max_staleness, lambda u: max(10.0, 3 * self.seen[u][1])
     self.claims = {u: (v, t) for u, (v, t) in self.claims.items()
-                   if u in active and now - t <= max(10.0, 3 * self.seen[u][1])}
+                   if u in active and now - t <= window(u) and staleness_at_turn(self.version, v, self.busy) <= k}
     return {u: v for u, (v, t) in self.claims.items()}
 
 @patch
 def held_for(self: TrainerSource, worker: str, ahead: int, now: float) -> str:
     ("Why a batch of `worker`, behind `ahead` batches, would take the place of a batch being sampled ('' if none): "
-     "one of a worker that `worker` gives way to, which it would push past `max_staleness` by its turn.")
-    for u, v in self.claims_now(now).items():
-        if staleness_at_turn(self.version, v, ahead + 1) > self.cfg.max_staleness and \
-                self.gives_way_to(u, now)(worker):
+     "one that would be fresh at its turn without it and stale with it, of a worker that `worker` gives way to.")
+    k, active, shares = self.cfg.max_staleness, self.active_workers(now), Counter(self.recent)
+    for u, v in self.claims_now(active, now).items():
+        if staleness_at_turn(self.version, v, ahead) <= k < staleness_at_turn(self.version, v, ahead + 1) and \
+                u != worker and gives_way(shares, len(active | {worker}), worker, u, self.cfg.fair_share):
             return (f"the queue's next place is held for a batch that worker {u} samples from version {v}; worker "
                     f"{worker} has had more of the last {len(self.recent)} batches: sample again after the next "
                     f"version")
@@ -355,15 +367,18 @@ def held_for(self: TrainerSource, worker: str, ahead: int, now: float) -> str:
 @patch
 def view(self: TrainerSource, worker: str, now: float) -> tuple[int, int]:
     ("`ahead` and `senders` as the next batch of `worker` meets them: the senders whose batches land before it, each "
-     "counted by how often it lands while `worker` samples one (rounded; none that give way to `worker`). An active "
-     "`worker` that asks claims the current version, and the queued batches it would displace make room at once.")
-    if worker in self.active_workers(now):
-        self.claims[worker] = (self.version, now)
-        self.displace(self.make_room(self.version, worker, now))
+     "counted by how often it lands while `worker` samples one (rounded; none that give way to `worker`). For an "
+     "active `worker` one place short, a queued batch that gives way to it is displaced; if its batch would then be "
+     "fresh, it samples now: it claims this version.")
+    active = self.active_workers(now)
     gives, mine = self.gives_way_to(worker, now), self.seen.get(worker, (now, 0.0))[1]
     others = sum(min(1.0, mine / self.seen[u][1]) if mine and self.seen[u][1] else 1.0
-                 for u in self.active_workers(now) - {worker} if not gives(u))
-    return self.ahead(), 1 + round(others)
+                 for u in active - {worker} if not gives(u))
+    senders, k = 1 + round(others), self.cfg.max_staleness
+    if worker in active:
+        self.displace(self.make_room(room_short(self.ahead(), senders, k), self.version, worker, now))
+        if room_short(self.ahead(), senders, k) <= 0: self.claims[worker] = (self.version, now)
+    return self.ahead(), senders
 
 # %% ../nbs/12b_serve.ipynb #566abed5
 @patch
@@ -493,7 +508,7 @@ def submit(self: Client, batch: Batch, version: int, run: str, worker: str) -> t
 
 # %% ../nbs/12b_serve.ipynb #a376f1c9
 def worker_name() -> str:
-    "This process's name for the trainer's log: host and process id, printable ASCII, at most 64 characters."
+    "A worker's default name for the trainer's log: host and process id, printable ASCII, at most 64 characters."
     return re.sub(r'[^\x21-\x7e]', '_', f"{socket.gethostname()}-{os.getpid()}")[-64:]
 
 def refresh_weights(client: Client, policy, have: tuple | None, latest: tuple) -> tuple:
@@ -516,7 +531,7 @@ def sample_batch(task, sampling, policy, run, generator) -> Batch:
 def must_wait(health: dict, max_staleness: int) -> bool:
     ("Whether a batch sampled now would be too stale by its turn if the other senders land theirs first; never when "
      "the trainer has nothing ahead, so that a trainer with no work is always fed.")
-    return health['ahead'] + min(max(health['senders'] - 1, 0), max_staleness) > max_staleness
+    return room_short(health['ahead'], health['senders'], max_staleness) > 0
 
 # %% ../nbs/12b_serve.ipynb #026fffb2
 def worker_loop(client: Client, policy, sample: typing.Callable[[], Batch], name: str, counts: dict,
@@ -526,16 +541,19 @@ def worker_loop(client: Client, policy, sample: typing.Callable[[], Batch], name
      "`waits`, the polls spent holding back. With `max_staleness`, the worker samples only when its batch can "
      "arrive fresh (`must_wait`).")
     have, refused, refused_at, wait = None, None, 0.0, 0.02
+    named = f'/health?worker={quote(name)}'                # asked by name, it may claim a place (`view`)
     while not max_batches or counts['accepted'] < max_batches:
-        h = client.json(f'/health?worker={quote(name)}')
+        pausing = refused is not None and time.monotonic() - refused_at < 5.0
+        h = client.json('/health' if pausing else named)
         if h['failed']: raise TrainerFailed(h['failed'])
         if h['done']: break
-        now = (h['run'], h['version'])
-        held = max_staleness is not None and must_wait(h, max_staleness)
-        if held or now == refused and time.monotonic() - refused_at < 5.0:   # back-pressure, or refused: wait
-            counts['waits'] = counts.get('waits', 0) + held
-            time.sleep(wait); wait = min(wait * 2, 0.2 if held else 0.5); continue
-        wait = 0.02
+        if pausing and (h['run'], h['version']) == refused:       # refused: wait for new weights
+            time.sleep(wait); wait = min(wait * 2, 0.5); continue
+        if pausing: refused, h = None, client.json(named)
+        if max_staleness is not None and must_wait(h, max_staleness):   # back-pressure
+            counts['waits'] = counts.get('waits', 0) + 1
+            time.sleep(wait); wait = min(wait * 2, 0.2); continue
+        now, wait = (h['run'], h['version']), 0.02
         have = refresh_weights(client, policy, have, now)
         status, out = client.submit(sample(), have[1], have[0], name)
         if status == 202: counts['accepted'] += 1
@@ -564,7 +582,7 @@ def rollout_worker(cfg: ServeConfig, max_batches: int = 0, token: str | None = N
     policy, _ = task.setup(run)
     sampling = sampler(policy, task, run) if sampler else policy   # weights load into policy; it follows
     gen = torch.Generator().manual_seed(secrets.randbits(62))
-    name, counts = worker_name(), {'accepted': 0, 'stale': 0, 'unfair': 0, 'refused': 0, 'waits': 0}
+    name, counts = cfg.worker or worker_name(), {'accepted': 0, 'stale': 0, 'unfair': 0, 'refused': 0, 'waits': 0}
     def sample() -> Batch:
         threads.fit()
         return sample_batch(task, sampling, policy, run, gen)

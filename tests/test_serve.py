@@ -399,8 +399,8 @@ def test_load_8_workers_queue_bounded_nothing_lost(tmp_path):
     assert all('{' in l for l in last), [o[-600:] for o in outs]
     accepted = sum(ast.literal_eval(l[l.rindex('{'):])['accepted'] for l in last)
     assert end['queue_max'] <= 2 and balanced(end)
-    # every accepted batch is trained or still queued
-    assert accepted == end["trained"] + end["queue"] and end["dropped"] == 0, (accepted, end, last)
+    # every accepted batch is trained, still queued, or displaced by a worker with a smaller share
+    assert accepted == end["trained"] + end["queue"] + end["displaced"] and end["dropped"] == 0, (accepted, end, last)
     assert end['trained'] >= 10 and len(end['by_worker']) == 8, end
     print(f"8 workers, 15 s: {end}")
 
