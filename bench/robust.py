@@ -29,7 +29,7 @@ TESTS = {
     'stale': ('test_stale_batches_under_a_made_up_name_never_make_the_honest_worker_wait',
               'a stale batch (409) under a made-up worker name every 2 s, beside an honest worker',
               "stale batches from 'made-up'"),
-    'slow': ('test_a_slow_honest_sender_never_slows_training',
+    'slow': ('test_a_second_sender_posting_every_2_s_never_slows_training',
              "a second sender's valid, current batch every 2 s, beside a worker", "a valid batch from 'slow'"),
     'restarts': ('test_restarts_never_deadlock', 'SIGKILL of the trainer and --resume, two workers attached',
                  '12 restarts'),

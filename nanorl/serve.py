@@ -44,7 +44,7 @@ class ServeConfig(TrustConfig):
                                      "parked (held open, unread, until request_timeout)")
     request_timeout: float = knob(30.0, "trainer role: seconds a client may take to send a whole request")
     range_check: bool = knob(True, "trainer role: refuse batches with values outside the task's declared range")
-    fair_share: float = knob(1.25, "trainer role: a worker holding more than this times an even share of recent "
+    fair_share: float = knob(1.0, "trainer role: a worker holding more than this times an even share of recent "
                                    "batches gives way to one with fewer (queued batch displaced, 429); 0 = off")
     idle_timeout: float = knob(600.0, "trainer role: with no batch for this many seconds, checkpoint and exit "
                                       "non-zero; 0 = wait forever")
