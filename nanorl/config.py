@@ -72,6 +72,7 @@ class ControlTask:
                 'last_obs': (-self.obs_bound, self.obs_bound)}
     def close(self): self.envs.close()
 
+# %% ../nbs/05a_config.ipynb #3b8981a1
 class TaskRegistry(dict):
     ("Task makers by name. A name without an entry goes to each of `resolvers` in turn (a gymnasium id, below; a "
      "task of your own, chapter 08a), which returns a maker, or None for a name not of its kind.")

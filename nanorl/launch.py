@@ -201,6 +201,7 @@ def write_launch(root: str | Path = '.') -> list[Path]:
     (root / 'sky' / 'README.md').write_text(SKY_README + rows); paths.append(root / 'sky' / 'README.md')
     return paths
 
+# %% ../nbs/15_launch.ipynb #b72d2ab3
 def stale_files(root: str | Path = '.') -> list[str]:
     ("The files under `root`'s `configs/` and `sky/` that are not what this chapter writes: different, missing, or "
      "there though the chapter does not write them.")

@@ -8,6 +8,7 @@ import inspect, math, typing
 from dataclasses import dataclass
 from pathlib import Path
 import torch
+from fastcore.basics import patch
 from .core import Batch, grouped
 from .algos import ESTIMATORS
 from .config import TASKS, ConfigError, check_rules, knob
@@ -51,50 +52,60 @@ class LanguageTask:
                               f"or install peft") from None
         self.model_path = path
         return policy.to(cfg.device), (LMCritic(path).to(cfg.device) if cfg.use_critic else None)
-
-    def rollout(self, policy: HFPolicy, cfg, seed: int, generator) -> Batch:
-        P, G = cfg.n_prompts, cfg.group_size
-        rows = self.task.sample_prompts(P, generator)
-        prompts = [self.task.build_prompt(r) for r in rows]
-        prompt_ids = [ids for ids in policy.encode(prompts) for _ in range(G)]
-        out = policy.generate(prompt_ids, cfg.max_len, generator=generator, batch_size=cfg.gen_batch_size)
-        texts = policy.decode(out)
-        asked = [prompts[i // G] for i in range(P * G)]
-        answers = [self.task.answer(rows[i // G]) for i in range(P * G)]
-        scores = torch.tensor(list(map(self.task.reward, asked, texts, answers)))
-        correct = sum(map(self.task.correct, asked, texts, answers)) / (P * G)   # what the held-out metric counts
-        reward = torch.zeros_like(out['logp'])
-        reward[torch.arange(P * G), out['mask'].sum(-1).long() - 1] = scores
-        obs, obs_mask = join(prompt_ids, out, policy.pad_id)
-        g = lambda x: grouped(x, G)
-        return Batch(obs=g(obs), act=g(out['tokens']), logp=g(out['logp']), reward=g(reward), mask=g(out['mask']),
-                     terminated=torch.ones(P, G, dtype=torch.bool), last_obs=torch.zeros(P, G, 1), obs_mask=g(obs_mask),
-                     stats={'correct': correct})
-
-    def eval_counts(self, policy: HFPolicy, cfg) -> tuple[int, int]:
-        "(correct, n) of greedy completions on the first `n_eval` held-out rows."
-        def gen(prompts):
-            out = policy.generate(policy.encode(prompts), cfg.max_len, greedy=True, batch_size=cfg.gen_batch_size)
-            return policy.decode(out)
-        return heldout_accuracy(gen, self.task, self.task.eval_rows[:cfg.n_eval])
-
-    def evaluate(self, policy, cfg) -> float:
-        correct, n = self.eval_counts(policy, cfg)
-        return correct / n
     def close(self): pass
-    def value_range(self) -> dict[str, tuple[float, float]]:
-        "A completion's reward is at most the task's `reward_bound` (chapter 07) in size."
-        w = self.task.reward_bound()
-        return {'reward': (-w, w)}
-    def summary(self, log: dict, cfg) -> str:
-        "Held-out accuracy at the start, at its peak and at the end, with Fisher's p of the end against the start."
-        r = rung_report(log, cfg.n_eval)
-        if r['final_step'] == r['start_step']:      # stopped before its first evaluation: no final figure to give
-            return (f"held-out accuracy on {cfg.n_eval}: start {r['start']:.3f}; no evaluation since (one every "
-                    f"{cfg.eval_every} steps)")
-        return (f"held-out accuracy on {cfg.n_eval}: start {r['start']:.3f}, peak {r['peak']:.3f} "
-                f"(step {r['peak_step']}), final {r['final']:.3f}; Fisher one-sided p (final > start) = "
-                f"{r['p_final']:.2g}, (peak > start) = {r['p_peak']:.2g}")
+
+# %% ../nbs/08a_lmtask.ipynb #709c4e30
+@patch
+def rollout(self: LanguageTask, policy: HFPolicy, cfg, seed: int, generator) -> Batch:
+    "`n_prompts` prompts, `group_size` completions each, scored by the task: a `Batch` (reward on the last token)."
+    P, G = cfg.n_prompts, cfg.group_size
+    rows = self.task.sample_prompts(P, generator)
+    prompts = [self.task.build_prompt(r) for r in rows]
+    prompt_ids = [ids for ids in policy.encode(prompts) for _ in range(G)]
+    out = policy.generate(prompt_ids, cfg.max_len, generator=generator, batch_size=cfg.gen_batch_size)
+    texts = policy.decode(out)
+    asked = [prompts[i // G] for i in range(P * G)]
+    answers = [self.task.answer(rows[i // G]) for i in range(P * G)]
+    scores = torch.tensor(list(map(self.task.reward, asked, texts, answers)))
+    correct = sum(map(self.task.correct, asked, texts, answers)) / (P * G)   # what the held-out metric counts
+    reward = torch.zeros_like(out['logp'])
+    reward[torch.arange(P * G), out['mask'].sum(-1).long() - 1] = scores
+    obs, obs_mask = join(prompt_ids, out, policy.pad_id)
+    g = lambda x: grouped(x, G)
+    return Batch(obs=g(obs), act=g(out['tokens']), logp=g(out['logp']), reward=g(reward), mask=g(out['mask']),
+                 terminated=torch.ones(P, G, dtype=torch.bool), last_obs=torch.zeros(P, G, 1), obs_mask=g(obs_mask),
+                 stats={'correct': correct})
+
+# %% ../nbs/08a_lmtask.ipynb #b3b33e97
+@patch
+def eval_counts(self: LanguageTask, policy: HFPolicy, cfg) -> tuple[int, int]:
+    "(correct, n) of greedy completions on the first `n_eval` held-out rows."
+    def gen(prompts):
+        out = policy.generate(policy.encode(prompts), cfg.max_len, greedy=True, batch_size=cfg.gen_batch_size)
+        return policy.decode(out)
+    return heldout_accuracy(gen, self.task, self.task.eval_rows[:cfg.n_eval])
+
+@patch
+def evaluate(self: LanguageTask, policy, cfg) -> float:
+    "Held-out accuracy: the share of the first `n_eval` held-out rows answered right, greedily."
+    correct, n = self.eval_counts(policy, cfg)
+    return correct / n
+
+@patch
+def value_range(self: LanguageTask) -> dict[str, tuple[float, float]]:
+    "A completion's reward is at most the task's `reward_bound` (chapter 07) in size."
+    w = self.task.reward_bound()
+    return {'reward': (-w, w)}
+@patch
+def summary(self: LanguageTask, log: dict, cfg) -> str:
+    "Held-out accuracy at the start, at its peak and at the end, with Fisher's p of the end against the start."
+    r = rung_report(log, cfg.n_eval)
+    if r['final_step'] == r['start_step']:      # stopped before its first evaluation: no final figure to give
+        return (f"held-out accuracy on {cfg.n_eval}: start {r['start']:.3f}; no evaluation since (one every "
+                f"{cfg.eval_every} steps)")
+    return (f"held-out accuracy on {cfg.n_eval}: start {r['start']:.3f}, peak {r['peak']:.3f} "
+            f"(step {r['peak_step']}), final {r['final']:.3f}; Fisher one-sided p (final > start) = "
+            f"{r['p_final']:.2g}, (peak > start) = {r['p_peak']:.2g}")
 
 def rung_report(log: dict, n: int) -> dict:
     "Start, peak and final held-out accuracy from a run's log, with Fisher p-values against the start."

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 import torch
+from fastcore.basics import patch
 from .core import Batch, grouped, micro_batches
 from .config import TASKS, ConfigError, check_rules, knob
 from .model import HFPolicy, cat_chunks, device_noise, evaluating, join, left_pad
@@ -200,6 +201,7 @@ def paired_p(gained: int, lost: int) -> float:
     n = gained + lost
     return sum(math.comb(n, k) for k in range(gained, n + 1)) / 2 ** n if n else 1.0
 
+# %% ../nbs/10b_multiturn.ipynb #5207873e
 class MultiTurnTask(LanguageTask):
     "A language task whose environment replies: conversations of up to `cfg.turns` assistant turns."
     multi_turn = True
@@ -238,24 +240,31 @@ class MultiTurnTask(LanguageTask):
         eps = self.episodes(policy, cfg, rows, generator)
         scores = [self.task.reward(e.prompt, e.turns[-1], e.answer) for e in eps]
         return to_batch(eps, scores, G, policy.pad_id)
-    def turn_counts(self, policy, cfg) -> dict[str, int]:
-        ("Greedy conversations on the first `n_eval` held-out rows: how many were right after the first turn, after "
-         "the last, right only after a reply (`gained`), and right at first but not at the end (`lost`).")
-        eps = self.episodes(policy, cfg, self.task.eval_rows[:cfg.n_eval], greedy=True)
-        first, last = [e.correct[0] for e in eps], [e.correct[-1] for e in eps]
-        return {'first': sum(first), 'last': sum(last), 'n': len(eps),
-                'gained': sum(l and not f for f, l in zip(first, last)),
-                'lost': sum(f and not l for f, l in zip(first, last))}
-    def eval_counts(self, policy, cfg) -> tuple[int, int]:
-        "(last-turn correct, n), as the loop's evaluation; keeps every count in `self.counts`."
-        self.counts = self.turn_counts(policy, cfg)
-        return self.counts['last'], self.counts['n']
-    def summary(self, log: dict, cfg) -> str:
-        if self.counts is None: return super().summary(log, cfg)    # a resumed run that stopped before evaluating
-        c = self.counts
-        return (f"{super().summary(log, cfg)}. At the last evaluation: first turn {c['first'] / c['n']:.3f}, last "
-                f"turn {c['last'] / c['n']:.3f}; {c['gained']} right only after a reply, {c['lost']} right only at "
-                f"first: McNemar exact one-sided p = {paired_p(c['gained'], c['lost']):.2g}")
+
+# %% ../nbs/10b_multiturn.ipynb #fff70c1a
+@patch
+def turn_counts(self: MultiTurnTask, policy, cfg) -> dict[str, int]:
+    ("Greedy conversations on the first `n_eval` held-out rows: how many were right after the first turn, after "
+     "the last, right only after a reply (`gained`), and right at first but not at the end (`lost`).")
+    eps = self.episodes(policy, cfg, self.task.eval_rows[:cfg.n_eval], greedy=True)
+    first, last = [e.correct[0] for e in eps], [e.correct[-1] for e in eps]
+    return {'first': sum(first), 'last': sum(last), 'n': len(eps),
+            'gained': sum(l and not f for f, l in zip(first, last)),
+            'lost': sum(f and not l for f, l in zip(first, last))}
+@patch
+def eval_counts(self: MultiTurnTask, policy, cfg) -> tuple[int, int]:
+    "(last-turn correct, n), as the loop's evaluation; keeps every count in `self.counts`."
+    self.counts = self.turn_counts(policy, cfg)
+    return self.counts['last'], self.counts['n']
+@patch
+def summary(self: MultiTurnTask, log: dict, cfg) -> str:
+    "The held-out line of chapter 08a, with the first turn's and the last turn's accuracy and McNemar's p."
+    line = LanguageTask.summary(self, log, cfg)
+    if self.counts is None: return line              # a resumed run that stopped before evaluating
+    c = self.counts
+    return (f"{line}. At the last evaluation: first turn {c['first'] / c['n']:.3f}, last turn "
+            f"{c['last'] / c['n']:.3f}; {c['gained']} right only after a reply, {c['lost']} right only at "
+            f"first: McNemar exact one-sided p = {paired_p(c['gained'], c['lost']):.2g}")
 
 TASKS['countdown_multiturn'] = lambda: MultiTurnTask('countdown', CountdownTurns.of)
 

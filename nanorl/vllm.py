@@ -134,6 +134,7 @@ def generate(self: VLLMEngine, prompt_ids: list[list[int]], max_new_tokens: int,
     outs = self.llm.generate(prompts, params, lora_request=self.lora, use_tqdm=False)
     return _outputs_to_tensors(outs, pad_id)
 
+# %% ../nbs/13_vllm.ipynb #ddc15d9a
 def untied(state: dict[str, Tensor]) -> dict[str, Tensor]:
     "A state dict with each storage once: a tied output layer shares the embedding's, and safetensors refuses both."
     seen, out = set(), {}

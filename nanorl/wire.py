@@ -50,6 +50,7 @@ def strict_json(text: bytes | str, what: str):
     try: return json.loads(text, parse_int=number, parse_constant=constant)
     except json.JSONDecodeError as e: raise BadRequest(400, f"{what} is not JSON ({e})") from None
 
+# %% ../nbs/12_wire.ipynb #4f581627
 def pack(tensors: dict[str, Tensor], meta: dict) -> bytes:
     "A safetensors body holding `tensors`, with `meta` as JSON in its metadata."
     return st_save({k: v.contiguous() for k, v in tensors.items()}, metadata={'nanorl': json.dumps(meta)})

@@ -165,17 +165,34 @@ PHONE = """<script>
 const frames = %s.map(src => Object.assign(document.createElement('iframe'),
                                            {src, width: 390, height: 844, scrolling: 'no'}));
 let left = frames.length;
+const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
 const measure = () => document.body.setAttribute('data-probe', JSON.stringify(frames.map(f => {
-  const doc = f.contentDocument;
+  const doc = f.contentDocument, all = s => [...doc.querySelectorAll('main ' + s)];
+  // a table that scrolls keeps its first column in view: scrolled sideways, each row's first cell stays at the left
+  const lost = all('table').filter(t => t.scrollWidth > t.clientWidth + 1).filter(t => {
+    t.scrollLeft = 120;
+    const left = t.getBoundingClientRect().left;
+    const moved = [...t.rows].some(r => r.cells[0] && Math.abs(r.cells[0].getBoundingClientRect().left - left) > 2);
+    t.scrollLeft = 0;
+    return moved;
+  });
   return {page: f.getAttribute('src'), width: doc.documentElement.scrollWidth,
           main: doc.querySelector('main').getBoundingClientRect().width,
-          menu_open: doc.querySelector('nav.sidebar details').open};
+          menu_open: doc.querySelector('nav.sidebar details').open,
+          // cut: wider inside than its box, and not scrollable
+          cut: all('pre, table, .katex-display').filter(e => e.scrollWidth > e.clientWidth + 1 && !scrolls(e)).length,
+          first_column_lost: lost.length,
+          unlinked_figures: all('img').filter(i => !i.closest('a.figure')).length,
+          small_wide_figures: all('img').filter(i => i.naturalWidth >= 900 &&
+                                                     i.getBoundingClientRect().width < 560).length};
 })));
 for (const f of frames) { f.onload = () => { if (--left === 0) setTimeout(measure, 100); }; document.body.append(f); }
 </script>"""
 
 def test_every_page_fits_a_phone(built):
-    "Each page in a 390 px wide frame (a phone's width): nothing wider than that, the text at least 300 px wide."
+    ("Each page in a 390 px wide frame (a phone's width): nothing wider than that, the text at least 300 px wide, no "
+     "code, table or formula cut (each too wide one scrolls), a scrolled table keeps its first column, and every "
+     "figure links to itself, a wide one shown at least 560 px wide (it scrolls).")
     site, pages = built
     holder = site / 'phone.html'   # a page that holds every page in a frame, served so that it can measure them
     holder.write_text('<!DOCTYPE html>\n<html><body></body></html>\n')
@@ -184,6 +201,39 @@ def test_every_page_fits_a_phone(built):
     finally: holder.unlink()
     assert len(found) == len(pages), found
     assert [r for r in found if r['width'] > 390 or r['main'] < 300 or r['menu_open']] == [], found
+    assert [r for r in found if r['cut'] or r['first_column_lost'] or r['unlinked_figures']
+            or r['small_wide_figures']] == [], found
+
+TOC = """<script>
+const f = Object.assign(document.createElement('iframe'), {src: %s, width: 1400, height: 900});
+f.onload = () => {
+  const doc = f.contentDocument, toc = doc.querySelector('nav#TOC');
+  const links = [...toc.querySelectorAll('a[href^="#"]')], target = links[links.length - 3];
+  const head = doc.getElementById(decodeURIComponent(target.hash.slice(1)));
+  f.contentWindow.scrollTo(0, head.getBoundingClientRect().top + f.contentWindow.scrollY - 10);
+  setTimeout(() => {
+    const box = toc.getBoundingClientRect(), main = doc.querySelector('main').getBoundingClientRect();
+    document.body.setAttribute('data-probe', JSON.stringify({
+      beside: box.left >= main.right, top: box.top, bottom: box.top + Math.min(box.height, 10),
+      title: getComputedStyle(toc, '::before').content, current: toc.querySelector('a.current')?.hash,
+      want: target.hash, scrolled: f.contentWindow.scrollY}));
+  }, 300);
+};
+document.body.append(f);
+</script>"""
+
+def test_on_this_page_follows_the_reader(built):
+    ("At 1400 px, a long chapter's 'On this page' list sits beside the text; scrolled to a late section, the list is "
+     "still in view and marks that section.")
+    site, pages = built
+    page = next(p for p in pages if p.name.startswith('12b'))
+    holder = site / 'toc.html'
+    holder.write_text('<!DOCTYPE html>\n<html><body></body></html>\n')
+    try:
+        with served(site) as url: r = probe(holder, chromium(), TOC % json.dumps(page.name), url)
+    finally: holder.unlink()
+    assert r['beside'] and r['scrolled'] > 2000 and 0 <= r['top'] < 900 and r['title'] == '"On this page"', r
+    assert r['current'] == r['want'], r
 
 
 def test_the_check_finds_each_broken_thing(tmp_path):

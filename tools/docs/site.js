@@ -52,6 +52,32 @@
     h.append(Object.assign(document.createElement('a'), {className: 'anchor', href: '#' + id,
                                                           title: 'A link to this section'}));
   }
+  // "On this page": beside the text on a wide screen, the section in view marked as the reader scrolls
+  const toc = document.querySelector('nav#TOC'), wide = matchMedia('(min-width: 1200px)');
+  if (toc) {
+    if (wide.matches) document.body.append(toc);
+    const links = [...toc.querySelectorAll('a[href^="#"]')];
+    const heads = links.map(a => document.getElementById(decodeURIComponent(a.hash.slice(1)))).filter(Boolean);
+    let queued = false;
+    const mark = () => {
+      queued = false;
+      let at = 0;
+      heads.forEach((h, i) => { if (h.getBoundingClientRect().top < 80) at = i; });
+      links.forEach((a, i) => a.classList.toggle('current', heads[i] === heads[at]));
+    };
+    addEventListener('scroll', () => { if (!queued) { queued = true; requestAnimationFrame(mark); } });
+    mark();
+  }
+
+  // a figure links to itself (a tap opens it whole); one much wider than a phone keeps a legible size there
+  for (const img of document.querySelectorAll('main img')) {
+    const link = Object.assign(document.createElement('a'), {className: 'figure', href: img.getAttribute('src'),
+                                                            title: 'Open the figure on its own'});
+    img.replaceWith(link); link.append(img);
+    const size = () => img.classList.toggle('wide', img.naturalWidth >= 900);
+    img.complete ? size() : img.addEventListener('load', size);
+  }
+
   for (const pre of document.querySelectorAll('main pre')) {
     const code = pre.querySelector('code') || pre, button = document.createElement('button');
     Object.assign(button, {type: 'button', className: 'copy', textContent: 'Copy', title: 'Copy to the clipboard'});
