@@ -96,8 +96,10 @@ def main():
                   f"{r['p_final']:.2g} |" for n, r in rows]
         text = '\n'.join(table) + '\n\n' + text
     lag = [v for v in log['lag'][1:] if v == v]
+    stale = counters['rejected'] - counters['unfair']
     text += (f"Batches: {counters['submitted']} submitted, {counters['trained']} trained, "
-             f"{counters['rejected']} rejected as too stale (now or by their turn), "
+             f"{stale} refused as too stale (now or by their turn, 409), {counters['unfair']} refused while a place "
+             f"was held for the other worker's batch (429), {counters['displaced']} displaced by it, "
              f"{counters['dropped']} dropped; mean lag {sum(lag) / len(lag):.2f} versions "
              f"(max_staleness {cfg.max_staleness}). Trainer {time_breakdown(log)}. "
              f"Produced by `python bench/async_rung.py --config {args.config}"

@@ -112,7 +112,7 @@ def test_auth_on_every_endpoint(served, method, path):
         assert ('missing token' if want == 401 else 'wrong token') in json.loads(data)['error']
 
 @pytest.mark.parametrize('query, status', [('worker=w-1', 200), ('worker=a%20b', 400), ('worker=', 400),
-                                           ('who=w-1', 400), ('worker=' + 'x' * 65, 400)])
+                                           ('who=w-1', 400), ('worker=' + 'x' * 65, 400), ('worker=a&x=1', 400)])
 def test_health_names_the_asking_worker(served, query, status):
     "/health?worker=NAME answers as that worker's next batch meets the queue; any other query is a 400 naming the form."
     c, _, _ = served
