@@ -31,7 +31,7 @@ TESTS = {
               "stale batches from 'made-up'"),
     'slow': ('test_a_second_sender_posting_every_2_s_never_slows_training',
              "a second sender's valid, current batch every 2 s, beside a worker", "a valid batch from 'slow'"),
-    'restarts': ('test_restarts_never_deadlock', 'SIGKILL of the trainer and --resume, two workers attached',
+    'restarts': ('test_restarts_never_deadlock', 'SIGKILL of the trainer and `--resume`, two workers attached',
                  '12 restarts'),
     'descriptors': ('test_out_of_descriptors_the_server_drops_the_slowest_and_does_not_spin',
                     'the process out of file descriptors (EMFILE)', 'out of descriptors'),
