@@ -286,22 +286,27 @@ def test_a_flooding_worker_gets_no_more_than_its_share(tmp_path):
     log = read_log(tmp_path / 't')
     assert sorted(set(log['worker'][1:])) == [0, 1]               # the log names the worker of every step
 
-def test_stale_batches_under_a_made_up_name_never_make_the_honest_worker_wait(tmp_path):
-    ("A token holder posting a stale batch (409) under a made-up worker name every 2 s: it never counts as an "
-     "active worker and holds no place, so the honest worker is never told 429 and trains at its rate.")
+def every_2_s_beside_a_worker(tmp_path, name: str, post) -> tuple:
+    ("A trainer and a worker called `name`, three versions in; then `post(client)` (it returns a status) every 2 s, "
+     "8 times: (trainer, client, worker, versions/s before, versions/s during, the statuses, /stats after).")
     port = free_port()
     t, c = waiting_trainer(tmp_path, port, '--n_prompts', '16', '--max_len', '200', '--max_staleness', '1')
-    stale = cartpole_batch(16, 200)
-    honest = worker(port, '--patience', '5', '--worker', 'honest')
+    w = worker(port, '--patience', '5', '--worker', name)
     wait_for(lambda: version(c) >= 3, what='three versions')
     before, statuses = versions_per_second(c, 6), []
     v0, t0 = version(c), time.monotonic()
     for _ in range(8):
-        statuses.append(c.request('POST', '/batch', pack(stale, meta(c, 0, worker='made-up')))[0])
+        statuses.append(post(c))
         time.sleep(2)
-    during = (version(c) - v0) / (time.monotonic() - t0)
-    s = c.json('/stats')
-    out = stop(t); wout = honest.communicate(timeout=60)[0]
+    return t, c, w, before, (version(c) - v0) / (time.monotonic() - t0), statuses, c.json('/stats')
+
+def test_stale_batches_under_a_made_up_name_never_make_the_honest_worker_wait(tmp_path):
+    ("A token holder posting a stale batch (409) under a made-up worker name every 2 s: it never counts as an "
+     "active worker and holds no place, so the honest worker is never told 429 and trains at its rate.")
+    stale = cartpole_batch(16, 200)
+    t, c, honest, before, during, statuses, s = every_2_s_beside_a_worker(
+        tmp_path, 'honest', lambda c: c.request('POST', '/batch', pack(stale, meta(c, 0, worker='made-up')))[0])
+    stop(t); wout = honest.communicate(timeout=60)[0]
     line = [l for l in wout.splitlines() if 'stopping with' in l][-1]
     counts = ast.literal_eval(line[line.rindex('{'):])
     print(f"stale batches from 'made-up' every 2 s: {during:.2f} versions/s against {before:.2f} before; "
@@ -313,19 +318,11 @@ def test_a_second_sender_posting_every_2_s_never_slows_training(tmp_path):
     ("A second sender posting a valid, current batch every 2 s under its own name, asking /health as a worker does "
      "just before: its batches are accepted (displacing the worker's queued one when the queue is full), and the "
      "trainer keeps at least 70% of its rate. (A sender slow to sample is another matter: see chapter 12b.)")
-    port = free_port()
-    t, c = waiting_trainer(tmp_path, port, '--n_prompts', '16', '--max_len', '200', '--max_staleness', '1')
     body = cartpole_batch(16, 200)
-    fast = worker(port, '--patience', '5', '--worker', 'fast')
-    wait_for(lambda: version(c) >= 3, what='three versions')
-    before, statuses = versions_per_second(c, 6), []
-    v0, t0 = version(c), time.monotonic()
-    for _ in range(8):
+    def post(c) -> int:
         c.json('/health?worker=slow')
-        statuses.append(c.request('POST', '/batch', pack(body, meta(c, worker='slow')))[0])
-        time.sleep(2)
-    during = (version(c) - v0) / (time.monotonic() - t0)
-    s = c.json('/stats')
+        return c.request('POST', '/batch', pack(body, meta(c, worker='slow')))[0]
+    t, c, fast, before, during, statuses, s = every_2_s_beside_a_worker(tmp_path, 'fast', post)
     stop(t); fast.communicate(timeout=60)
     print(f"a valid batch from 'slow' every 2 s: {during:.2f} versions/s against {before:.2f} before; answers "
           f"{statuses}; trainer 429s {s['unfair']}, displaced {s['displaced']}, by worker {s['by_worker']}")
