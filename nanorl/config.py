@@ -21,7 +21,8 @@ from .control import Critic, MLPPolicy, evaluate, make_envs, rollout
 # %% auto #0
 __all__ = ['TASKS', 'KEY_ALIASES', 'TRACKERS', 'GYM_ID', 'OBJECTIVES', 'LOOP_RULES', 'Policy', 'Task', 'ControlTask',
            'TaskRegistry', 'ConfigError', 'knob', 'coerce', 'check_choice', 'check_rules', 'Knobs', 'trackers',
-           'missing_extra', 'load_yaml', 'to_yaml', 'write_presets', 'gym_task', 'LoopConfig']
+           'missing_extra', 'load_yaml', 'to_yaml', 'write_presets', 'gym_task', 'RunKnobs', 'AdvantageKnobs',
+           'UpdateKnobs', 'LoopConfig']
 
 # %% ../nbs/05a_config.ipynb #b1c2d3e5
 class Policy(typing.Protocol):
@@ -238,8 +239,8 @@ TASKS.resolvers.append(gym_task)
 OBJECTIVES = {}   # algo -> Objective, for algos that are not advantage estimators (chapter 09 adds sft, dpo, ipo)
 
 @dataclass
-class LoopConfig(Knobs):
-    "The loop's knobs: what to train, on what, how much, and how the update is computed."
+class RunKnobs(Knobs):
+    "What to train, on what, and how much: the algorithm, the task, the run's place and the batch."
     algo: str = knob('reinforce', f"advantage estimator, one of {sorted(ESTIMATORS)}, "
                                   f"or an objective of chapter 09 (sft, dpo, ipo)")
     task: str = knob('cartpole', "what to train on: cartpole, any gymnasium id with discrete actions "
@@ -255,6 +256,11 @@ class LoopConfig(Knobs):
                                     "of n_prompts groups to refill the batch (DAPO); 0 = off")
     max_len: int = knob(500, "step budget per episode (new tokens per completion for language); "
                              "the `constant` normaliser")
+
+# %% ../nbs/05a_config.ipynb #f1ea7f76
+@dataclass
+class AdvantageKnobs(RunKnobs):
+    "The networks and the advantages: width, learning rates, the critic, discount and GAE."
     hidden: int = knob(64, "hidden width of the policy and critic MLPs")
     lr: float = knob(0.01, "policy learning rate (Adam)")
     critic: bool | None = knob(None, "train a critic; None means: when the algo needs one")
@@ -262,6 +268,11 @@ class LoopConfig(Knobs):
     gamma: float = knob(0.99, "discount")
     lam: float = knob(0.95, "GAE lambda (ppo)")
     normalize_adv: bool = knob(False, "whiten advantages over the batch")
+
+# %% ../nbs/05a_config.ipynb #38e0ac33
+@dataclass
+class UpdateKnobs(AdvantageKnobs):
+    "How the update uses a batch: passes, minibatches, the loss's aggregation, clipping and penalties."
     epochs: int = knob(1, "passes over each batch (PPO reuses a batch several times)")
     minibatches: int = knob(1, "optimizer steps per epoch; the batch is split into this many minibatches")
     micro_batch: int = knob(0, "sequences per backward pass inside a minibatch (pairs for dpo/ipo); "
@@ -278,6 +289,11 @@ class LoopConfig(Knobs):
     max_grad_norm: float = knob(1.0, "clip the gradient norm to this; 0 = off")
     max_skips: int = knob(3, "a batch whose loss or gradient is not finite is skipped (the log counts it); "
                              "this many in a row stop the run, after a checkpoint")
+
+# %% ../nbs/05a_config.ipynb #2b47d6f6
+@dataclass
+class LoopConfig(UpdateKnobs):
+    "The loop's schedule and output: evaluations, checkpoints, threads and trackers."
     eval_every: int = knob(5, "greedy evaluation every this many steps")
     eval_episodes: int = knob(20, "episodes per greedy evaluation")
     stop_when_solved: bool = knob(True, "stop once the greedy evaluation reaches the task's solved threshold")

@@ -14,8 +14,8 @@ __all__ = ['NANORL_DATA', 'ANSWER_OPTIONS', 'IFEVAL_CHECKS', 'IFEVAL_PUBLIC', 'T
            'KEYWORDS', 'FORBIDDEN', 'ENDINGS', 'CAPITALS', 'FIRST_WORDS', 'PLACEHOLDERS', 'GENERATED', 'ONE_OF',
            'language_of', 'count_words', 'count_sentences', 'word_tokens', 'check_instruction', 'follows',
            'loose_variants', 'follows_loose', 'ifeval_scores', 'from_ifeval_row', 'load_ifeval_rows', 'describe',
-           'sentence', 'witness', 'draw_instructions', 'make_ifeval_rows', 'instruction_fraction', 'IFEvalTask',
-           'ifeval_task']
+           'sentence', 'witness_blocks', 'assemble_witness', 'below_minimum', 'witness', 'draw_instructions',
+           'make_ifeval_rows', 'instruction_fraction', 'IFEvalTask', 'ifeval_task']
 
 # %% ../nbs/07a_ifeval.ipynb #3f1a2c01
 NANORL_DATA = Path(nanorl.__file__).parent / 'data'
@@ -68,6 +68,8 @@ def _compare(n: int, relation: str, threshold: int) -> bool:
 def _english_case(text: str, in_case) -> bool:       # IFEval passes a text whose language langdetect cannot tell
     return in_case(text) and language_of(text) in ('en', None)
 
+
+# %% ../nbs/07a_ifeval.ipynb #75924d8e
 def _paragraphs(text: str, num_paragraphs: int) -> bool:
     "Paragraphs split by the markdown divider `***`; a blank one is allowed only at either end."
     parts = re.split(r'\s?\*\*\*\s?', text)
@@ -88,6 +90,8 @@ def _postscript(text: str, postscript_marker: str) -> bool:
     start = {'P.P.S': r'\s*p\.\s?p\.\s?s', 'P.S.': r'\s*p\.\s?s\.'}.get(marker, r'\s*' + _regex(marker.lower()))
     return bool(re.findall(start + '.*$', text.lower(), re.M))
 
+
+# %% ../nbs/07a_ifeval.ipynb #70cddc79
 def _highlights(text: str, num_highlights: int) -> bool:
     "Non-blank `*spans*` within a line, and `**spans**` counted once more."
     single = [h for h in re.findall(r'\*[^\n*]*\*', text) if h.strip('*').strip()]
@@ -109,6 +113,7 @@ def _two_responses(text: str) -> bool:
     return not any(not p.strip() for p in parts[1:-1]) and len(answers) == 2 and answers[0] != answers[1]
 
 ANSWER_OPTIONS = ('My answer is yes.', 'My answer is no.', 'My answer is maybe.')
+
 
 # %% ../nbs/07a_ifeval.ipynb #3f1a2c05
 IFEVAL_CHECKS = {
@@ -225,6 +230,8 @@ CAPITALS = ['NOTE', 'TIP', 'KEY', 'NOW', 'ALL', 'YES']
 FIRST_WORDS = ['then', 'also', 'today', 'finally', 'later']
 PLACEHOLDERS = ['[name]', '[place]', '[date]', '[time]']
 
+
+# %% ../nbs/07a_ifeval.ipynb #09811366
 def _relation(r, at_least, less_than):
     rel = r.choice(['at least', 'less than'])
     return rel, r.choice(at_least if rel == 'at least' else less_than)
@@ -272,6 +279,9 @@ GENERATED = {   # id: (how the prompt states it, how its kwargs are drawn for a 
     'startend:quotation': ("Wrap your whole answer in double quotation marks.", lambda r, t: {}),
     'punctuation:no_comma': ("Do not use any commas.", lambda r, t: {}),
 }
+
+
+# %% ../nbs/07a_ifeval.ipynb #f867c66b
 ONE_OF = [{'detectable_format:multiple_sections', 'length_constraints:number_paragraphs',
            'length_constraints:nth_paragraph_first_word', 'combination:two_responses'},
           {'change_case:english_capital', 'change_case:english_lowercase', 'change_case:capital_word_frequency'}]
@@ -280,16 +290,16 @@ def describe(instruction: dict) -> str:
     "The sentence a generated prompt uses to state `instruction` (`{'id': ..., 'kwargs': ...}`)."
     return GENERATED[instruction['id']][0].format(**instruction['kwargs'])
 
+
 # %% ../nbs/07a_ifeval.ipynb #9317ceca
 def sentence(rng, topic: str) -> str:
     "One plain sentence about `topic`: no commas, none of the forbidden words."
     return rng.choice(SENTENCES).format(T=topic[0].upper() + topic[1:], t=topic, adj=rng.choice(ADJECTIVES),
                                         when=rng.choice(WHEN))
 
-def witness(rng, topic: str, instructions: list[dict]) -> str:
-    "A reply about `topic` built to follow `instructions` (the caller checks that it does)."
-    kw = {i['id'].split(':')[1]: i['kwargs'] for i in instructions}
-    shape = next((k for k in ('multiple_sections', 'number_paragraphs', 'nth_paragraph_first_word') if k in kw), None)
+def witness_blocks(rng, topic: str, kw: dict, shape: str | None) -> list[list[str]]:
+    ("The reply's sentences in blocks (one per section or paragraph of `shape`): a plain one each, then in the first "
+     "those that carry the keyword, the placeholders, the highlights, the capitals and the bullets.")
     n_blocks = kw[shape]['num_sections' if shape == 'multiple_sections' else 'num_paragraphs'] if shape else 1
     blocks = [[sentence(rng, topic)] for _ in range(n_blocks)]
     extra = []
@@ -315,30 +325,46 @@ def witness(rng, topic: str, instructions: list[dict]) -> str:
         n = kw[shape]['nth_paragraph'] - 1
         first = blocks[n][0]
         blocks[n][0] = kw[shape]['first_word'].capitalize() + ' ' + first[0].lower() + first[1:]
-    def assemble():
-        texts = [' '.join(b).replace(' \n', '\n') for b in blocks]
-        if shape == 'multiple_sections':
-            body = '\n'.join(f"{kw[shape]['section_spliter']} {k + 1}\n{t}" for k, t in enumerate(texts))
-        else: body = {'number_paragraphs': '\n***\n', 'nth_paragraph_first_word': '\n\n'}.get(shape, '\n').join(texts)
-        if 'two_responses' in kw: body += '\n******\n' + sentence(rng, topic)
-        if 'title' in kw: body = f"<<{topic.title()}>>\n" + body
-        if 'repeat_prompt' in kw: body = kw['repeat_prompt']['prompt_to_repeat'] + '\n' + body
-        if 'postscript' in kw: body += f"\n{kw['postscript']['postscript_marker']} {sentence(rng, topic)}"
-        if 'end_checker' in kw: body += ' ' + kw['end_checker']['end_phrase']
-        if 'english_capital' in kw: body = body.upper()
-        if 'english_lowercase' in kw: body = body.lower()
-        return f'"{body}"' if 'quotation' in kw else body
-    text = assemble()
+    return blocks
+
+
+# %% ../nbs/07a_ifeval.ipynb #5aa290c0
+def assemble_witness(rng, topic: str, blocks: list[list[str]], kw: dict, shape: str | None) -> str:
+    ("The reply from its blocks: the layout, then the title, the repeated request, the postscript and the ending, "
+     "then the case and the quotes.")
+    texts = [' '.join(b).replace(' \n', '\n') for b in blocks]
+    if shape == 'multiple_sections':
+        body = '\n'.join(f"{kw[shape]['section_spliter']} {k + 1}\n{t}" for k, t in enumerate(texts))
+    else: body = {'number_paragraphs': '\n***\n', 'nth_paragraph_first_word': '\n\n'}.get(shape, '\n').join(texts)
+    if 'two_responses' in kw: body += '\n******\n' + sentence(rng, topic)
+    if 'title' in kw: body = f"<<{topic.title()}>>\n" + body
+    if 'repeat_prompt' in kw: body = kw['repeat_prompt']['prompt_to_repeat'] + '\n' + body
+    if 'postscript' in kw: body += f"\n{kw['postscript']['postscript_marker']} {sentence(rng, topic)}"
+    if 'end_checker' in kw: body += ' ' + kw['end_checker']['end_phrase']
+    if 'english_capital' in kw: body = body.upper()
+    if 'english_lowercase' in kw: body = body.lower()
+    return f'"{body}"' if 'quotation' in kw else body
+
+def below_minimum(text: str, kw: dict) -> bool:
+    "Whether a word, sentence or letter count that must reach a minimum is still below it."
     words, sentences, letters = kw.get('number_words'), kw.get('number_sentences'), kw.get('letter_frequency')
+    return bool((words and words['relation'] == 'at least' and count_words(text) < words['num_words'])
+                or (sentences and sentences['relation'] == 'at least'
+                    and count_sentences(text) < sentences['num_sentences'])
+                or (letters and letters['let_relation'] == 'at least'
+                    and text.lower().count(letters['letter']) < letters['let_frequency']))
+
+def witness(rng, topic: str, instructions: list[dict]) -> str:
+    "A reply about `topic` built to follow `instructions` (the caller checks that it does)."
+    kw = {i['id'].split(':')[1]: i['kwargs'] for i in instructions}
+    shape = next((k for k in ('multiple_sections', 'number_paragraphs', 'nth_paragraph_first_word') if k in kw), None)
+    blocks = witness_blocks(rng, topic, kw, shape)
+    text = assemble_witness(rng, topic, blocks, kw, shape)
     for _ in range(20):
-        short = ((words and words['relation'] == 'at least' and count_words(text) < words['num_words'])
-                 or (sentences and sentences['relation'] == 'at least'
-                     and count_sentences(text) < sentences['num_sentences'])
-                 or (letters and letters['let_relation'] == 'at least'
-                     and text.lower().count(letters['letter']) < letters['let_frequency']))
-        if not short: break
-        blocks[-1].append(sentence(rng, topic)); text = assemble()
+        if not below_minimum(text, kw): break
+        blocks[-1].append(sentence(rng, topic)); text = assemble_witness(rng, topic, blocks, kw, shape)
     return text
+
 
 # %% ../nbs/07a_ifeval.ipynb #9317cecb
 def draw_instructions(rng, topic: str, n: int) -> list[dict]:

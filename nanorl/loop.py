@@ -23,7 +23,8 @@ from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint, wr
 __all__ = ['STEP_FIELDS', 'RL', 'SOLO', 'ADAM_FIXED', 'PRESETS', 'Prepared', 'score_all', 'one_pass', 'prepare', 'compute_loss',
            'pick_groups', 'cat_groups', 'draw', 'Objective', 'objective_of', 'NonFiniteLoss', 'Solo', 'backward',
            'update', 'Adam', 'build', 'usable_cpus', 'thread_count', 'OtherLoad', 'Threads', 'LocalSource', 'Run',
-           'claim_run_dir', 'stop_on_signals', 'next_eval_in', 'train']
+           'claim_run_dir', 'stop_on_signals', 'next_eval_in', 'open_run', 'finish_row', 'RunLog', 'check_skips',
+           'train']
 
 # %% ../nbs/05c_train.ipynb #a708a70c
 @dataclass
@@ -508,31 +509,66 @@ def next_eval_in(step: int, cfg, seconds_per_step: float) -> float:
     "Seconds to the next greedy evaluation at this pace, for the progress bar."
     return min(cfg.eval_every - step % cfg.eval_every, cfg.steps - step) * seconds_per_step
 
-def train(cfg, resume: str | None = None, make_source: typing.Callable | None = None, world: Solo = SOLO) -> dict:
-    ("Train with `cfg`, continuing from the run directory `resume` if given; returns the last row of the log, "
-     "with `end`: why the run ended (solved, steps, a signal's name, or the source's reason), and where this "
-     "call began (`start_step`, `start_wall_time`).")
+def open_run(cfg, resume: str | None, make_source: typing.Callable | None, world: Solo) -> tuple[Run, float]:
+    ("Claim the run directory (or restore the run in `resume`), publish the first weights to the source and write "
+     "the run's config.yaml; returns the `Run` and the seconds it trained before this call.")
     lead = world.rank == 0
     if not resume: claim_run_dir(cfg, remove=lead)
     run = Run(cfg, make_source, world)
     wall0 = run.restore(resume) if resume else 0.0
     if resume and lead: print(f"resumed {resume} from step {run.step} ({wall0:.1f}s of training so far)", flush=True)
+    run.source.publish(run.policy, run.step)
+    if lead:
+        cfg.run_dir.mkdir(parents=True, exist_ok=True)
+        to_yaml(cfg, cfg.run_dir / 'config.yaml')
+    return run, wall0
+
+# %% ../nbs/05c_train.ipynb #34626072
+def finish_row(run: Run, row: dict, cfg, evaluate: bool, t_start: float) -> bool:
+    ("Complete a step's `row`: a greedy evaluation when `evaluate` and it is due, the wall time, and the time spent "
+     "after the step (`t_other`, evaluation mostly); returns whether that evaluation solved the task.")
+    t2, solved = time.perf_counter(), False
+    if evaluate and (run.step % cfg.eval_every == 0 or run.step == cfg.steps):
+        row['eval_return'] = run.task.evaluate(run.policy, cfg)
+        solved = cfg.stop_when_solved and run.task.solved_at is not None and row['eval_return'] >= run.task.solved_at
+    row['wall_time'] = time.perf_counter() - t_start
+    row['t_other'] = time.perf_counter() - t2
+    return solved
+
+class RunLog:
+    "Rank 0's record of a run: log.csv and the trackers of `report_to`; on other ranks it writes nothing."
+    def __init__(self, cfg, keep_until: int | None, lead: bool):
+        self.csv = CSVLog(cfg.run_dir / 'log.csv', keep_until=keep_until) if lead else None
+        self.track = Trackers(cfg.report_to, cfg.run_dir, asdict(cfg)) if lead else None
+    def write(self, row: dict):
+        if self.csv: self.csv.write(row); self.track.log(row)
+    def close(self):
+        if self.csv: self.csv.close(); self.track.close()
+
+def check_skips(skips: int, run: Run, cfg):
+    "Stop the run, after its checkpoint, once `max_skips` batches in a row were skipped."
+    if skips >= cfg.max_skips:
+        raise NonFiniteLoss(f"{skips} batches in a row had a non-finite loss or gradient, the last at step "
+                            f"{run.step}; the run checkpointed that step (its weights are finite) in "
+                            f"{cfg.run_dir / CKPT}. Lower lr or critic_lr, or set max_grad_norm.")
+
+# %% ../nbs/05c_train.ipynb #462e7d5e
+def train(cfg, resume: str | None = None, make_source: typing.Callable | None = None, world: Solo = SOLO) -> dict:
+    ("Train with `cfg`, continuing from the run directory `resume` if given; returns the last row of the log, "
+     "with `end`: why the run ended (solved, steps, a signal's name, or the source's reason), and where this "
+     "call began (`start_step`, `start_wall_time`).")
+    lead = world.rank == 0
+    run, wall0 = open_run(cfg, resume, make_source, world)
     start, t_start, saved = run.step, time.perf_counter() - wall0, (run.step if resume else None)
     def checkpoint(solved: bool = False):
         nonlocal saved
         if lead: run.save(time.perf_counter() - t_start, solved)
         saved = run.step
-    run.source.publish(run.policy, start)
-    if lead:
-        cfg.run_dir.mkdir(parents=True, exist_ok=True)
-        to_yaml(cfg, cfg.run_dir / 'config.yaml')
-    log = CSVLog(cfg.run_dir / 'log.csv', keep_until=start if resume else None) if lead else None
-    track = Trackers(cfg.report_to, cfg.run_dir, asdict(cfg)) if lead else None
-    def write(row: dict): log.write(row); track.log(row)
+    log = RunLog(cfg, start if resume else None, lead)
     row, last_eval, end, skips, error = {'step': start}, math.nan, 'steps', 0, ''
     if not resume and lead:   # the starting point, so every curve (and every before/after test) has its baseline
         last_eval = run.task.evaluate(run.policy, cfg)
-        write({'step': 0, 'env_steps': 0, 'eval_return': last_eval, 'wall_time': time.perf_counter() - t_start})
+        log.write({'step': 0, 'env_steps': 0, 'eval_return': last_eval, 'wall_time': time.perf_counter() - t_start})
     bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, disable=not (cfg.progress and lead),
                desc=cfg.name)
     try:
@@ -543,34 +579,24 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
                     end = got
                     if saved != run.step: checkpoint()
                     break
-                row, t2 = got, time.perf_counter()
-                skips = skips + 1 if row['skipped'] else 0
+                row, skips = got, (skips + 1 if got['skipped'] else 0)
                 if skips: bar.write(f"step {run.step}: batch skipped, {row.pop('why')}")
-                solved = False
-                if lead and (run.step % cfg.eval_every == 0 or run.step == cfg.steps):
-                    row['eval_return'] = last_eval = run.task.evaluate(run.policy, cfg)
-                    solved = cfg.stop_when_solved and run.task.solved_at is not None and last_eval >= run.task.solved_at
-                row['wall_time'] = time.perf_counter() - t_start
-                row['t_other'] = time.perf_counter() - t2        # evaluation, mostly
-                if lead: write(row)
+                solved = finish_row(run, row, cfg, lead, t_start)
+                log.write(row)
+                last_eval = row.get('eval_return', last_eval)
                 pace = (row['wall_time'] - wall0) / (run.step - start)
                 bar.set_postfix(reward=f"{row['reward']:.3g}", eval=f"{last_eval:.3g}",
                                 next_eval=f"{next_eval_in(run.step, cfg, pace):.0f}s")
                 end = world.decide('solved' if solved else run.source.stopping or end)
-                if (run.step % cfg.save_every == 0 or run.step == cfg.steps or end != 'steps'
-                        or skips >= cfg.max_skips):
+                if run.step % cfg.save_every == 0 or run.step == cfg.steps or end != 'steps' or skips >= cfg.max_skips:
                     checkpoint(end == 'solved')
-                if skips >= cfg.max_skips:
-                    raise NonFiniteLoss(f"{skips} batches in a row had a non-finite loss or gradient, the last at step "
-                                        f"{run.step}; the run checkpointed that step (its weights are finite) in "
-                                        f"{cfg.run_dir / CKPT}. Lower lr or critic_lr, or set max_grad_norm.")
+                check_skips(skips, run, cfg)
                 if end != 'steps': break
     except BaseException as e:
         error = f"{type(e).__name__}: {e}"
         raise
     finally:
-        run.source.close(error); run.task.close(); bar.close()
-        if log: log.close(); track.close()
+        run.source.close(error); run.task.close(); bar.close(); log.close()
         if lead: write_curves(cfg.run_dir)
     if lead: print(run.task.summary(read_log(cfg.run_dir), cfg))
     return {**row, 'end': end, 'start_step': start, 'start_wall_time': wall0}

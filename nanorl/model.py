@@ -91,6 +91,8 @@ def first_line(e: Exception) -> str:
     "The first line of an exception's message (at most 200 characters), or its type's name."
     return str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
 
+
+# %% ../nbs/06_model.ipynb #31d81035
 def load_pretrained(name_or_dir: str):
     ("Tokenizer and fp32 causal LM from a local folder, the hub's cache, or the hub (tried only when reachable), "
      "or a `ModelLoadError`.")
@@ -116,12 +118,15 @@ def load_pretrained(name_or_dir: str):
     if tokenizer.pad_token_id is None: tokenizer.pad_token = tokenizer.eos_token
     return tokenizer, model
 
+
+# %% ../nbs/06_model.ipynb #79dcacbc
 def stop_token_ids(tokenizer, model) -> list[int]:
     "Every end-of-sequence id the tokenizer or the generation config declares."
     ids = {tokenizer.eos_token_id}
     eos = getattr(model.generation_config, 'eos_token_id', None)
     ids |= set(eos) if isinstance(eos, (list, tuple)) else {eos}
     return sorted(i for i in ids if i is not None)
+
 
 # %% ../nbs/06_model.ipynb #0d420220
 def checkpointing(model, kwargs: dict):
@@ -412,34 +417,40 @@ class LMConfig(LoopConfig):
     closeness: float = knob(0.0, "countdown: weight of the partial credit for a valid expression near the target "
                                  "(chapter 07); 0 = off")
 
-    def check(self):
-        super().check()
-        check_choice('dtype', self.dtype, ('float32', 'bfloat16'))
-        check_choice('device', self.device, ('cpu', 'cuda'))
-        if self.task_kind == 'language' and (why := missing_lm_extra()):
-            raise ConfigError(f"task {self.task} needs a language model: {why}")
-        check_rules(self, [('gen_batch_size', lambda v: v >= 0, "0 (off) or positive"),
-                           ('lora_rank', lambda v: v >= 0, "0 (off) or positive"),
-                           ('n_eval', lambda v: v >= 1, "at least 1"),
-                           ('closeness', lambda v: 0 <= v <= 10, "between 0 and 10"),
-                           *[(k, lambda v: 0 < v < math.inf, "positive") for k in ('temperature', 'lora_alpha')]])
-        self.check_task_knobs()
-
-    def check_task_knobs(self):
-        "Refuse a knob set away from its default that the task would ignore (a model for CartPole, say)."
-        control = self.task_kind == 'control'
-        ignored = ([k for k in LM_KNOBS if k != 'dtype'] if control else ['hidden', 'eval_episodes'])
-        defaults = {f.name: f.default for f in fields(LMConfig)}
-        for k in ignored:
-            if getattr(self, k) != defaults[k]:
-                raise ConfigError(f"{k} does not apply to task {self.task}: it is for "
-                                  f"{'language tasks' if control else 'control tasks (their MLP policy)'}; drop it")
-
-    def resume_keys(self) -> list[str]:
-        keys = [*super().resume_keys(), 'model', 'lora_rank', 'lora_alpha']
-        return keys + ['seed'] if self.model == 'tiny' and self.task_kind == 'language' else keys
-
 LM_KNOBS = [k for k in LMConfig.keys() if k not in LoopConfig.keys()]   # the knobs this chapter adds
+
+
+# %% ../nbs/06_model.ipynb #92d92497
+@patch
+def check(self: LMConfig):
+    super(LMConfig, self).check()
+    check_choice('dtype', self.dtype, ('float32', 'bfloat16'))
+    check_choice('device', self.device, ('cpu', 'cuda'))
+    if self.task_kind == 'language' and (why := missing_lm_extra()):
+        raise ConfigError(f"task {self.task} needs a language model: {why}")
+    check_rules(self, [('gen_batch_size', lambda v: v >= 0, "0 (off) or positive"),
+                       ('lora_rank', lambda v: v >= 0, "0 (off) or positive"),
+                       ('n_eval', lambda v: v >= 1, "at least 1"),
+                       ('closeness', lambda v: 0 <= v <= 10, "between 0 and 10"),
+                       *[(k, lambda v: 0 < v < math.inf, "positive") for k in ('temperature', 'lora_alpha')]])
+    self.check_task_knobs()
+
+@patch
+def check_task_knobs(self: LMConfig):
+    "Refuse a knob set away from its default that the task would ignore (a model for CartPole, say)."
+    control = self.task_kind == 'control'
+    ignored = ([k for k in LM_KNOBS if k != 'dtype'] if control else ['hidden', 'eval_episodes'])
+    defaults = {f.name: f.default for f in fields(LMConfig)}
+    for k in ignored:
+        if getattr(self, k) != defaults[k]:
+            raise ConfigError(f"{k} does not apply to task {self.task}: it is for "
+                              f"{'language tasks' if control else 'control tasks (their MLP policy)'}; drop it")
+
+@patch
+def resume_keys(self: LMConfig) -> list[str]:
+    keys = [*super(LMConfig, self).resume_keys(), 'model', 'lora_rank', 'lora_alpha']
+    return keys + ['seed'] if self.model == 'tiny' and self.task_kind == 'language' else keys
+
 
 # %% ../nbs/06_model.ipynb #41d178bb
 def check_device(device: str):

@@ -9,6 +9,7 @@ from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 from typing import Callable
+from fastcore.basics import patch
 from urllib.parse import urlparse
 import torch
 import nanorl
@@ -60,22 +61,6 @@ class LLMTask:
         "A completion that earns the full reward, for a supervised warm-up: the answer inside the answer tag."
         return f"<answer>{self.answer(row)}</answer>"
 
-    def reward(self, prompt: str, completion: str, answer) -> float:
-        "Weighted sum of the reward functions; a `RewardError` names the function, the prompt and what went wrong."
-        total = 0.0
-        for fn, w in self.reward_fns:
-            where = lambda: (f"reward function {getattr(fn, '__name__', fn)} on prompt {str(prompt)[:80]!r}, "
-                             f"completion {str(completion)[:80]!r}")
-            try: r = fn(prompt, completion, answer)
-            except Exception as e: raise RewardError(f"{where()} raised {type(e).__name__}: {e}") from e
-            if not isinstance(r, numbers.Real) or not math.isfinite(r):
-                raise RewardError(f"{where()} returned {r!r}; a reward must return a finite number")
-            total += w * float(r)
-        return total
-    def reward_bound(self) -> float:
-        "The largest |reward| a completion can earn: the sum of the weights, each reward function giving 0 to 1."
-        return sum(abs(w) for _, w in self.reward_fns)
-
     @staticmethod
     def shard(rows: list, rank: int, world_size: int) -> list:
         "The rows of process `rank` out of `world_size`: rows rank, rank + world_size, ..."
@@ -84,19 +69,44 @@ class LLMTask:
                              f"got rank={rank}, world_size={world_size}")
         return rows[rank::world_size]
 
-    def sample_prompts(self, n: int, generator_or_seed: int | torch.Generator) -> list[dict]:
-        "`n` distinct train rows, drawn deterministically from a seed or a `torch.Generator`."
-        g = generator_or_seed
-        if isinstance(g, int) and not isinstance(g, bool): g = torch.Generator().manual_seed(g)
-        elif not isinstance(g, torch.Generator):
-            raise TypeError(f"generator_or_seed must be an int seed or a torch.Generator, got {type(g).__name__}")
-        if not 0 <= n <= len(self.train_rows):
-            raise ValueError(f"asked for {n} prompts but task {self.name!r} has {len(self.train_rows)} train rows; "
-                             f"lower n_prompts or build the task with a larger n_train")
-        return [self.train_rows[i] for i in torch.randperm(len(self.train_rows), generator=g)[:n].tolist()]
 
-    def __repr__(self):
-        return f"{type(self).__name__}({self.name!r}: {len(self.train_rows)} train, {len(self.eval_rows)} eval rows)"
+# %% ../nbs/07_tasks.ipynb #2016b78a
+@patch
+def reward(self: LLMTask, prompt: str, completion: str, answer) -> float:
+    "Weighted sum of the reward functions; a `RewardError` names the function, the prompt and what went wrong."
+    total = 0.0
+    for fn, w in self.reward_fns:
+        where = lambda: (f"reward function {getattr(fn, '__name__', fn)} on prompt {str(prompt)[:80]!r}, "
+                         f"completion {str(completion)[:80]!r}")
+        try: r = fn(prompt, completion, answer)
+        except Exception as e: raise RewardError(f"{where()} raised {type(e).__name__}: {e}") from e
+        if not isinstance(r, numbers.Real) or not math.isfinite(r):
+            raise RewardError(f"{where()} returned {r!r}; a reward must return a finite number")
+        total += w * float(r)
+    return total
+@patch
+def reward_bound(self: LLMTask) -> float:
+    "The largest |reward| a completion can earn: the sum of the weights, each reward function giving 0 to 1."
+    return sum(abs(w) for _, w in self.reward_fns)
+
+
+# %% ../nbs/07_tasks.ipynb #e0d109bb
+@patch
+def sample_prompts(self: LLMTask, n: int, generator_or_seed: int | torch.Generator) -> list[dict]:
+    "`n` distinct train rows, drawn deterministically from a seed or a `torch.Generator`."
+    g = generator_or_seed
+    if isinstance(g, int) and not isinstance(g, bool): g = torch.Generator().manual_seed(g)
+    elif not isinstance(g, torch.Generator):
+        raise TypeError(f"generator_or_seed must be an int seed or a torch.Generator, got {type(g).__name__}")
+    if not 0 <= n <= len(self.train_rows):
+        raise ValueError(f"asked for {n} prompts but task {self.name!r} has {len(self.train_rows)} train rows; "
+                         f"lower n_prompts or build the task with a larger n_train")
+    return [self.train_rows[i] for i in torch.randperm(len(self.train_rows), generator=g)[:n].tolist()]
+
+@patch
+def __repr__(self: LLMTask):
+    return f"{type(self).__name__}({self.name!r}: {len(self.train_rows)} train, {len(self.eval_rows)} eval rows)"
+
 
 # %% ../nbs/07_tasks.ipynb #1191684f
 ANSWER_OPEN, ANSWER_CLOSE = '<answer>', '</answer>'
@@ -235,6 +245,8 @@ class CountdownTask(LLMTask):
     def is_correct(self, completion, answer): return countdown_answer_reward('', completion, answer) == 1.0
     def demonstration(self, row): return f"<answer>{row['solution']}</answer>"
 
+
+# %% ../nbs/07_tasks.ipynb #e58dd53e
 def cache_dir() -> Path:
     "Where built things are kept between runs: `$NANORL_CACHE`, default `~/.cache/nanorl`."
     return Path(os.environ.get('NANORL_CACHE', Path.home() / '.cache' / 'nanorl'))
@@ -254,6 +266,8 @@ def countdown_rows(n: int, seed: int, **gen_kw) -> list[dict]:
     except OSError: pass
     return rows
 
+
+# %% ../nbs/07_tasks.ipynb #98d5984a
 def countdown_task(n_train: int = 1000, n_eval: int = 200, seed: int = 0, closeness: float = 0.0,
                    **gen_kw) -> CountdownTask:
     ("A Countdown task with disjoint train and eval rows, split at random with `seed` (`iid_split`); `closeness` "
@@ -263,6 +277,7 @@ def countdown_task(n_train: int = 1000, n_eval: int = 200, seed: int = 0, closen
     fns = ([(countdown_answer_reward, 1.0), (format_reward, 0.1)]
            + ([(countdown_closeness_reward, closeness)] if closeness else []))
     return CountdownTask('countdown', train, held, fns)
+
 
 # %% ../nbs/07_tasks.ipynb #ca35bd65
 def iid_split(rows: list, n_eval: int, seed: int) -> tuple[list, list]:
@@ -330,6 +345,8 @@ def _distance(r):
     return (f"A {vehicle} travels at {v} miles per hour for {h} hours. How many miles does it travel?",
             [f"It travels {v} * {h} = {v * h} miles."], v * h)
 
+
+# %% ../nbs/07_tasks.ipynb #5c721d0d
 def _leftover(r):
     name, spent, rest = r.choice(_NAMES), r.randint(3, 40), 2 * r.randint(3, 30)
     return (f"{name} had ${spent + rest}. {name} spent ${spent} on lunch and half of the rest on a book. "
@@ -347,6 +364,7 @@ def _reading(r):
              f"In {w} weeks that is {w} * {week} = {w * week} pages."], w * week)
 
 GSM8K_TEMPLATES = [_shopping, _sharing, _ages, _distance, _leftover, _reading]
+
 
 # %% ../nbs/07_tasks.ipynb #22107888
 GSM8K_MINI = Path(nanorl.__file__).parent / 'data' / 'gsm8k_mini.jsonl'
@@ -469,6 +487,8 @@ def bad_jsonl_line(path: Path) -> str:
             if not isinstance(row, dict): return f"line {n}: a JSON {type(row).__name__}, not an object of columns"
     return ''
 
+
+# %% ../nbs/07_tasks.ipynb #6c52947b
 def _read_rows(source: str) -> list[dict]:
     import datasets
     path = Path(source)
@@ -503,6 +523,7 @@ def load_rows(source: str) -> list[dict]:
     if not rows: raise ValueError(f"data {source!r} has no rows; it needs one row per prompt")
     return rows
 
+
 # %% ../nbs/07_tasks.ipynb #ed70754d
 class FileTask(LLMTask):
     ("Rows of a file, each with its `answer`; the prompt from a template over the row's columns or a function of the "
@@ -530,6 +551,8 @@ def _prompts(rows: list[dict], prompt, source: str) -> list[str]:
         out.append(p)
     return out
 
+
+# %% ../nbs/07_tasks.ipynb #be96a7d4
 def data_task(data: str, reward: str | RewardFn, prompt: str | Callable[[dict], str] = '{prompt}\n',
               heldout: int = 100, seed: int = 0) -> FileTask:
     ("Your task: rows from `data` (a file or hub id; an `answer` column), a `reward` (a function or "
@@ -555,6 +578,7 @@ def data_task(data: str, reward: str | RewardFn, prompt: str | Callable[[dict], 
     first = task.train_rows[0]
     task.reward(task.build_prompt(first), '', task.answer(first))    # a reward that cannot score fails here
     return task
+
 
 # %% ../nbs/07_tasks.ipynb #6e335f70
 def heldout_accuracy(generate_fn: Callable[[list[str]], list[str]], task: LLMTask, rows: list[dict]) -> tuple[int, int]:

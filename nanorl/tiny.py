@@ -81,6 +81,8 @@ def gold_completion(task, row) -> str:
     "The demonstration for SFT: the task's own (chapter 07), such as a Countdown solution or an IFEval witness."
     return task.demonstration(row)
 
+
+# %% ../nbs/08_tiny.ipynb #7add4b03
 def key_modules(task_name: str) -> list:
     "The modules whose code shapes a tiny model of `task_name`: core, model, tasks, this one, and the task's own."
     from nanorl import core, model, tasks
@@ -104,6 +106,8 @@ def build_threads() -> int:
      "of one CPU). Fewer while other processes keep the CPUs busy (chapter 05c's `Threads`).")
     return min(2, usable_cpus())
 
+
+# %% ../nbs/08_tiny.ipynb #cd93599a
 def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: int | None = None,
                save_every: int = 100) -> Path:
     ("Folder of the tiny SFT-warmed model for `task_name`, building it on first use (a line on stderr "
@@ -120,6 +124,7 @@ def tiny_model(task_name: str, seed: int = 0, progress: bool = True, sft_steps: 
             fcntl.flock(lock, fcntl.LOCK_EX)
         if not (path / 'config.json').is_file(): build_tiny(task_name, seed, recipe, path, progress, save_every)
     return path
+
 
 # %% ../nbs/08_tiny.ipynb #b7e1c002
 class BuildInterrupted(KeyboardInterrupt):
