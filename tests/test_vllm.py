@@ -4,7 +4,7 @@ import pytest
 import torch
 from test_serve import ROOT, TOKEN, final_stats, free_port, trainer
 from nanorl.runlog import read_log
-from nanorl.vllm import servable_model
+from nanorl.vllm import VLLM_NOISE, servable_model
 
 HAVE_VLLM = importlib.util.find_spec('vllm') is not None
 pytestmark = pytest.mark.skipif(not HAVE_VLLM and os.environ.get('NANORL_VLLM') != '1',
@@ -29,6 +29,10 @@ def test_vllm_worker_feeds_a_trainer(tmp_path):
     wout = (tmp_path / 'worker.log').read_text()
     assert t.returncode == 0 and w.returncode == 0, (out[-2000:], wout[-3000:])
     assert 'vLLM 0.' in wout and 'engine over' in wout, wout[-3000:]        # the worker sampled with vLLM
+    noise = [l for l in wout.splitlines() if any(n in l for n in VLLM_NOISE)]
+    assert not noise, noise                 # full-weight pushes ran, and none of the dropped warnings showed
+    warned = [l for l in wout.splitlines() if ' WARNING ' in l and 'LD_PRELOAD' not in l]
+    assert not warned, warned               # the warnings that stay are the two that say how to run faster
     assert final_stats(out)['bad_requests'] == 0, out[-2000:]
     log = read_log(tmp_path / 't')
     assert log['step'] == [0, 1, 2, 3]
