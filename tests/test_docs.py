@@ -235,6 +235,26 @@ def test_on_this_page_follows_the_reader(built):
     assert r['beside'] and r['scrolled'] > 2000 and 0 <= r['top'] < 900 and r['title'] == '"On this page"', r
     assert r['current'] == r['want'], r
 
+ASIDE = """<script>
+window.addEventListener('load', () => {
+  const asides = [...document.querySelectorAll('main details.aside')], head = asides[0].querySelector('h2[id], h3[id]');
+  const seen = {asides: asides.length, closed: asides.filter(a => !a.open).length,
+                hidden: !head.checkVisibility(), summary: asides[0].querySelector('summary').textContent,
+                in_toc: !!document.querySelector(`nav#TOC a[href="#${head.id}"]`)};
+  location.hash = head.id;    // as a link from the table of contents or a search result does
+  setTimeout(() => document.body.setAttribute('data-probe', JSON.stringify({...seen, opened: asides[0].open,
+    shown: head.checkVisibility()})), 200);
+});
+</script>"""
+
+def test_an_aside_comes_folded_and_a_link_to_it_opens_it(built):
+    ("Chapter 05c's two engineering asides come folded (JupyterLab's mark on their headings), their headings still in "
+     "the table of contents; following a link to one opens it.")
+    site, pages = built
+    page = next(p for p in pages if '<details class="aside">' in p.read_text() and 'Adam, written out' in p.read_text())
+    with served(site) as url: r = probe(page, chromium(), ASIDE, url)
+    assert (r['asides'], r['closed'], r['hidden'], r['in_toc']) == (2, 2, True, True), r
+    assert r['summary'].strip().startswith('Adam, written out') and r['opened'] and r['shown'], r
 
 def test_the_check_finds_each_broken_thing(tmp_path):
     nbs, site = tmp_path / 'nbs', tmp_path / 'site'

@@ -15,7 +15,8 @@ text, so a `show_result` cell (chapter 05b) shows its result file's table as Jup
 in the browser by KaTeX copied from a local folder (Debian's `libjs-katex`), so the site needs no network.
 Each page has a search box (Pagefind's index and UI, static files made here by the binary of the `pagefind[bin]`
 wheel), a link to the previous and the next page at its foot, a copy button on every code block and a link on every
-section heading; code scrolls inside its block (it keeps Python's indentation), outputs wrap in the column, a dark
+section heading; a section whose heading JupyterLab opens folded (an aside) comes folded in a `<details>`; code
+scrolls inside its block (it keeps Python's indentation), outputs wrap in the column, a dark
 page follows the reader's setting, every figure has alt text, and below 800 px the sidebar folds into a menu above the
 text (tools/docs/site.css and site.js).
 Needs `pandoc` (Debian's `pandoc`).
@@ -87,6 +88,15 @@ def output_md(out: dict, save_image) -> str:
     if 'text/plain' in data: return fence(''.join(data['text/plain']), ' {.output}')
     return ''
 
+# JupyterLab's mark of a heading whose section opens folded; the site folds it too, in a <details>: an aside, such as
+# engineering a reader may skip, that ends at the next markdown cell starting with a heading of its level or above
+FOLDED = 'jp-MarkdownHeadingCollapsed'
+
+def heading(src: str) -> tuple[int | None, str]:
+    "The level and text of the heading a markdown cell starts with, or (None, '')."
+    m = re.match(r'(#{1,6})\s+(.*)', src)
+    return (len(m[1]), m[2].strip()) if m else (None, '')
+
 class Site:
     "Pages of one build: which notebook becomes which page, and how a link from a notebook reads on the site."
     def __init__(self, nbs: Path, pages: dict, git_url: str, doc_url: str = ''):
@@ -105,11 +115,17 @@ class Site:
         return f"{self.git_url}/blob/main/{rel.as_posix()}" + (f'#{anchor}' if anchor else '')
 
     def markdown(self, cells: list, base: Path, save_image) -> str:
-        "The page's markdown: markdown cells with links rewritten, code and its outputs."
-        parts = []
+        "The page's markdown: markdown cells with links rewritten, code and its outputs, asides folded."
+        parts, folded = [], None     # folded: the level of the heading whose section is open in a <details>
         for c in cells:
             src = ''.join(c['source'])
             if c['cell_type'] == 'markdown':
+                level, title = heading(src)
+                if folded and level and level <= folded: parts.append('</details>'); folded = None
+                if level and c.get('metadata', {}).get(FOLDED):
+                    parts.append(f'<details class="aside">\n<summary>{html.escape(title)} <span>(an aside: open it '
+                                 f'to read)</span></summary>')
+                    folded = level
                 parts.append(LINK.sub(lambda m: m[1] + self.link(m[2], base) + m[3], src))
             elif c['cell_type'] == 'code':
                 dirs, code = directives(src)
@@ -117,6 +133,7 @@ class Site:
                 if code and dirs.get('echo') != 'false': parts.append(fence(code, 'python'))
                 if dirs.get('output') != 'false':
                     parts += [o for o in (output_md(o, save_image) for o in c.get('outputs', [])) if o]
+        if folded: parts.append('</details>')
         md = '\n\n'.join(parts) + '\n'
         # nbdev links names to their API entry on the published site; here they point at this build's own pages
         return md.replace(self.doc_url + '/', '') if self.doc_url else md

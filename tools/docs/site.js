@@ -52,6 +52,14 @@
     h.append(Object.assign(document.createElement('a'), {className: 'anchor', href: '#' + id,
                                                           title: 'A link to this section'}));
   }
+  // a link to a heading inside a folded aside (the table of contents, a search result) opens the aside
+  const unfold = () => {
+    const target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    const aside = target && target.closest('details.aside');
+    if (aside && !aside.open) { aside.open = true; target.scrollIntoView(); }
+  };
+  addEventListener('hashchange', unfold);
+  unfold();
   // "On this page": beside the text on a wide screen, the section in view marked as the reader scrolls
   const toc = document.querySelector('nav#TOC'), wide = matchMedia('(min-width: 1200px)');
   if (toc) {
@@ -62,7 +70,7 @@
     const mark = () => {
       queued = false;
       let at = 0;
-      heads.forEach((h, i) => { if (h.getBoundingClientRect().top < 80) at = i; });
+      heads.forEach((h, i) => { if (h.checkVisibility() && h.getBoundingClientRect().top < 80) at = i; });  // not folded
       links.forEach((a, i) => a.classList.toggle('current', heads[i] === heads[at]));
     };
     addEventListener('scroll', () => { if (!queued) { queued = true; requestAnimationFrame(mark); } });
