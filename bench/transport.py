@@ -14,7 +14,7 @@ CartPole against sync.
   queue; against a plain socket sending the same bytes and waiting for a one-byte reply, one connection per message
   as HTTP/1.0 does.
 - cartpole: `configs/cartpole_async.yaml` (a trainer and two workers, three processes on loopback) against the same
-  config run synchronously (`--role local`), seeds 0 to 6: environment steps per second and wall time to solve,
+  config run synchronously (`--role local`), seeds 0 to 14: environment steps per second and wall time to solve,
   from the trainer's start to its exit.
 - fair: chapter 12b's fair shares on a CartPole trainer whose policy stands still (learning rate 1e-9, so every
   window samples alike), each a ratio within one run: a worker beside a second honest sender ten times slower (its
@@ -352,8 +352,8 @@ def main():
     ap.add_argument('--parts', nargs='*', default=['bytes', 'latency', 'submit', 'cartpole', 'fair'])
     ap.add_argument('--reps', type=int, default=5)
     ap.add_argument('--submits', type=int, default=300)
-    ap.add_argument('--seeds', nargs='*', type=int, default=list(range(7)),
-                    help='cartpole: seeds (its steps to solve vary tenfold from run to run, so seven of them)')
+    ap.add_argument('--seeds', nargs='*', type=int, default=list(range(15)),
+                    help='cartpole: seeds (its steps to solve vary tenfold from run to run, so fifteen of them)')
     ap.add_argument('--window', type=float, default=10.0, help='fair: seconds of each measurement window')
     ap.add_argument('--quick', action='store_true', help='CI smoke run: every part (or --parts) at the smallest size; '
                     'results go to a temporary folder, not bench/results')
@@ -387,6 +387,7 @@ def main():
     with open(results / f'transport{suffix}.csv', 'w', newline='') as f:
         w = csv.DictWriter(f, ['part', 'what', 'value', 'unit']); w.writeheader(); w.writerows(ROWS)
     cmd = ('python bench/transport.py' + (f" --parts {' '.join(args.parts)}" if suffix else '')
+           + (f" --seeds {' '.join(map(str, args.seeds))}" if args.seeds != ap.get_default('seeds') else '')
            + (' --quick' if args.quick else ''))
     (results / f'transport{suffix}.md').write_text('\n\n'.join(sections)
                                                    + f"\n\nMedians of {args.reps} repetitions (CartPole: seeds "
