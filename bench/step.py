@@ -1,4 +1,4 @@
-"""Where a GRPO step on the tiny Countdown model goes, in several checkouts side by side.
+"""Where a GRPO step on the tiny Countdown model goes, in this checkout or in several side by side.
 
     python bench/step.py                                   # this checkout: 3 runs of 20 steps
     python bench/step.py --trees before=/tmp/wt_before after=.   # checkouts alternating (git worktrees)
@@ -108,20 +108,24 @@ def main():
                 print(rows[-1], flush=True)
     with open(out_md.with_suffix('.csv'), 'w', newline='') as f:
         w = csv.DictWriter(f, list(rows[0])); w.writeheader(); w.writerows(rows)
-    lines = ['| checkout | step s | rollout s | rescoring s | update s | completion tokens per step |',
-             '|---|---|---|---|---|---|']
+    one = len(trees) == 1     # this checkout alone: its row is the preset's step, not a checkout of several
+    lines = [f"| {'preset' if one else 'checkout'} | step s | rollout s | rescoring s | update s | "
+             "completion tokens per step |", '|---|---|---|---|---|---|']
     for label, _ in trees:
         med = lambda k: statistics.median(r[k] for r in rows if r['tree'] == label)
-        lines.append(f"| {label} | {med('step'):.3f} | {med('t_rollout'):.3f} | {med('t_score'):.3f} | "
+        name = '`configs/countdown_tiny_cpu.yaml`' if one else label
+        lines.append(f"| {name} | {med('step'):.3f} | {med('t_rollout'):.3f} | {med('t_score'):.3f} | "
                      f"{med('t_update'):.3f} | {med('tokens'):.0f} |")
     rates, shape = token_rates(model, args.repeats)
-    lines += ['', f"Real completion tokens per second on one batch ({shape[0]} rows of {shape[1]} ids), this checkout:",
+    lines += ['', f"Real completion tokens per second on one batch ({shape[0]} rows of {shape[1]} ids)"
+                  + ('' if one else ', this checkout') + ':',
               '', '| pass | tokens/s |', '|---|---|', *[f"| {k} | {v:,.0f} |" for k, v in rates.items()]]
+    trees_arg = '' if args.trees == ap.get_default('trees') else f" --trees {' '.join(map(tree_name, args.trees))}"
     cmd = 'python bench/step.py' + (' --quick' if args.quick else
-                                    f" --trees {' '.join(map(tree_name, args.trees))} --runs {args.runs} "
-                                    f"--steps {args.steps}")
+                                    f"{trees_arg} --runs {args.runs} --steps {args.steps}")
     if args.args: cmd += ' --args ' + ' '.join(args.args)
-    text = '\n'.join(lines) + (f"\n\nMedians of {args.runs} runs per checkout (steps 2..{args.steps}), "
+    per = '' if one else ' per checkout'
+    text = '\n'.join(lines) + (f"\n\nMedians of {args.runs} runs{per} (steps 2..{args.steps}), "
                                f"{args.repeats} repeats per pass, {torch.get_num_threads()} torch threads "
                                f"({os.cpu_count()} cores); produced by `{cmd}`.\n")
     out_md.write_text(text)
