@@ -86,7 +86,8 @@ def vllm_env():
         os.environ.setdefault('VLLM_ENABLE_V1_MULTIPROCESSING', '0')   # the engine in this process
     os.environ.setdefault('VLLM_CACHE_ROOT', str(cache_dir() / 'vllm'))
     os.environ.setdefault('VLLM_LOGGING_LEVEL', 'WARNING')                # its INFO lines would drown the run's own
-    if 'VLLM_LOGGING_CONFIG_PATH' not in os.environ:                       # one of the reader's own is kept
+    own = 'VLLM_LOGGING_CONFIG_PATH' in os.environ or os.environ.get('VLLM_CONFIGURE_LOGGING') == '0'
+    if not own:                                 # a reader's own config, or vLLM's logging turned off, is kept as it is
         os.environ['VLLM_LOGGING_CONFIG_PATH'] = str(vllm_log_config(os.environ['VLLM_LOGGING_LEVEL']))
     early = logging.getLogger('vllm.triton_utils.importing')      # warns on import, before vLLM sets up its logging
     if not any(isinstance(f, QuietVLLM) for f in early.filters): early.addFilter(QuietVLLM())

@@ -57,3 +57,19 @@ def test_tiny_models_are_servable(tmp_path):
         _, model = servable_model(tmp_path / task, hidden=recipe['hidden'], layers=recipe['layers'])
         assert model.config.hidden_size // model.config.num_attention_heads == 32, task
         check_servable(tmp_path / task)
+
+def test_vllm_env_keeps_a_readers_own_logging(monkeypatch):
+    "nanorl's logging config (the filter of its warnings) is set only where the reader has not set up vLLM's logging."
+    from nanorl.vllm import vllm_env
+    monkeypatch.setattr(os, 'environ', {k: v for k, v in os.environ.items() if not k.startswith('VLLM_LOGGING_CONFIG')})
+    os.environ['VLLM_CONFIGURE_LOGGING'] = '0'     # vLLM refuses a config file when its logging is off
+    vllm_env()
+    assert 'VLLM_LOGGING_CONFIG_PATH' not in os.environ
+    del os.environ['VLLM_CONFIGURE_LOGGING']
+    os.environ['VLLM_LOGGING_CONFIG_PATH'] = 'mine.json'
+    vllm_env()
+    assert os.environ['VLLM_LOGGING_CONFIG_PATH'] == 'mine.json'
+    del os.environ['VLLM_LOGGING_CONFIG_PATH']
+    vllm_env()
+    assert os.environ['VLLM_LOGGING_CONFIG_PATH'].endswith('.json') and 'QuietVLLM' in open(
+        os.environ['VLLM_LOGGING_CONFIG_PATH']).read()
