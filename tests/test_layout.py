@@ -339,3 +339,15 @@ def test_prose_tells_results_not_their_history():
              for m in HISTORY.finditer(t)]
     assert not found, '\n'.join(found)
     assert HISTORY.search('in two earlier sittings') and not HISTORY.search('`cartpole_presets_sitting1.md`')
+
+def test_folded_asides_nest_and_close():
+    "The docs build folds a section whose heading JupyterLab folds; nested asides close in order, at the end too."
+    from build_docs import FOLDED, Site
+    md = lambda src, fold=False: {'cell_type': 'markdown', 'metadata': {FOLDED: True} if fold else {}, 'source': src}
+    cells = [md('## A\n\ntext', True), md('text'), md('### A.1\n\nmore', True), md('## B\n\nb'),
+             md('## C\n\nc', True), md('### C.1\n\nc1', True)]
+    page = Site(ROOT / 'nbs', {}, 'https://example.org/x').markdown(cells, ROOT / 'nbs', None)
+    tags = re.findall(r'<details class="aside">|</details>|^## \w+|^### [\w.]+', page, re.M)
+    assert tags == ['<details class="aside">', '## A', '<details class="aside">', '### A.1', '</details>', '</details>',
+                    '## B', '<details class="aside">', '## C', '<details class="aside">', '### C.1', '</details>',
+                    '</details>'], tags

@@ -59,17 +59,20 @@ def test_tiny_models_are_servable(tmp_path):
         check_servable(tmp_path / task)
 
 def test_vllm_env_keeps_a_readers_own_logging(monkeypatch):
-    "nanorl's logging config (the filter of its warnings) is set only where the reader has not set up vLLM's logging."
+    ("nanorl's logging config (the filter of its warnings) is set only where the reader has not set up vLLM's logging: "
+     "not beside a config of their own, nor with vLLM's logging off, even after a first engine; any case of level.")
+    import logging.config, json
     from nanorl.vllm import vllm_env
-    monkeypatch.setattr(os, 'environ', {k: v for k, v in os.environ.items() if not k.startswith('VLLM_LOGGING_CONFIG')})
-    os.environ['VLLM_CONFIGURE_LOGGING'] = '0'     # vLLM refuses a config file when its logging is off
+    monkeypatch.setattr(os, 'environ', {k: v for k, v in os.environ.items() if not k.startswith('VLLM_LOGGING')})
+    os.environ['VLLM_LOGGING_LEVEL'] = 'debug'      # vLLM reads the level in any case
+    vllm_env()
+    ours = os.environ['VLLM_LOGGING_CONFIG_PATH']
+    config = json.loads(open(ours).read())
+    assert config['filters']['quiet']['()'] == 'nanorl.vllm.QuietVLLM' and config['loggers']['vllm']['level'] == 'DEBUG'
+    os.environ['VLLM_CONFIGURE_LOGGING'] = '00'    # off, as vLLM reads it: it would refuse a config file now
     vllm_env()
     assert 'VLLM_LOGGING_CONFIG_PATH' not in os.environ
     del os.environ['VLLM_CONFIGURE_LOGGING']
     os.environ['VLLM_LOGGING_CONFIG_PATH'] = 'mine.json'
     vllm_env()
     assert os.environ['VLLM_LOGGING_CONFIG_PATH'] == 'mine.json'
-    del os.environ['VLLM_LOGGING_CONFIG_PATH']
-    vllm_env()
-    assert os.environ['VLLM_LOGGING_CONFIG_PATH'].endswith('.json') and 'QuietVLLM' in open(
-        os.environ['VLLM_LOGGING_CONFIG_PATH']).read()

@@ -116,16 +116,16 @@ class Site:
 
     def markdown(self, cells: list, base: Path, save_image) -> str:
         "The page's markdown: markdown cells with links rewritten, code and its outputs, asides folded."
-        parts, folded = [], None     # folded: the level of the heading whose section is open in a <details>
+        parts, folded = [], []       # folded: the levels of the headings whose sections are open in a <details>
         for c in cells:
             src = ''.join(c['source'])
             if c['cell_type'] == 'markdown':
                 level, title = heading(src)
-                if folded and level and level <= folded: parts.append('</details>'); folded = None
+                while level and folded and level <= folded[-1]: parts.append('</details>'); folded.pop()
                 if level and c.get('metadata', {}).get(FOLDED):
                     parts.append(f'<details class="aside">\n<summary>{html.escape(title)} <span>(an aside: open it '
                                  f'to read)</span></summary>')
-                    folded = level
+                    folded.append(level)
                 parts.append(LINK.sub(lambda m: m[1] + self.link(m[2], base) + m[3], src))
             elif c['cell_type'] == 'code':
                 dirs, code = directives(src)
@@ -133,7 +133,7 @@ class Site:
                 if code and dirs.get('echo') != 'false': parts.append(fence(code, 'python'))
                 if dirs.get('output') != 'false':
                     parts += [o for o in (output_md(o, save_image) for o in c.get('outputs', [])) if o]
-        if folded: parts.append('</details>')
+        parts += ['</details>'] * len(folded)
         md = '\n\n'.join(parts) + '\n'
         # nbdev links names to their API entry on the published site; here they point at this build's own pages
         return md.replace(self.doc_url + '/', '') if self.doc_url else md

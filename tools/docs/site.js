@@ -53,24 +53,30 @@
                                                           title: 'A link to this section'}));
   }
   // a link to a heading inside a folded aside (the table of contents, a search result) opens the aside
-  const unfold = () => {
-    const target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
-    const aside = target && target.closest('details.aside');
-    if (aside && !aside.open) { aside.open = true; target.scrollIntoView(); }
+  const byHash = hash => { try { return document.getElementById(decodeURIComponent(hash.slice(1))); } catch (e) { return null; } };
+  const unfold = hash => {
+    const target = hash && byHash(hash);
+    let closed = false;
+    for (let a = target && target.closest('details.aside'); a; a = a.parentElement.closest('details.aside'))
+      if (!a.open) { a.open = true; closed = true; }       // every folded aside around it, the outer ones too
+    if (closed) target.scrollIntoView();
   };
-  addEventListener('hashchange', unfold);
-  unfold();
+  addEventListener('hashchange', () => unfold(location.hash));
+  // a second click on the same link fires no hashchange: open the aside anyway
+  document.addEventListener('click', e => { const a = e.target.closest('a[href^="#"]'); if (a) unfold(a.hash); });
+  unfold(location.hash);
+  const shown = e => (e.checkVisibility ? e.checkVisibility() : e.getClientRects().length > 0);
   // "On this page": beside the text on a wide screen, the section in view marked as the reader scrolls
   const toc = document.querySelector('nav#TOC'), wide = matchMedia('(min-width: 1200px)');
   if (toc) {
     if (wide.matches) document.body.append(toc);
     const links = [...toc.querySelectorAll('a[href^="#"]')];
-    const heads = links.map(a => document.getElementById(decodeURIComponent(a.hash.slice(1)))).filter(Boolean);
+    const heads = links.map(a => byHash(a.hash)).filter(Boolean);
     let queued = false;
     const mark = () => {
       queued = false;
       let at = 0;
-      heads.forEach((h, i) => { if (h.checkVisibility() && h.getBoundingClientRect().top < 80) at = i; });  // not folded
+      heads.forEach((h, i) => { if (shown(h) && h.getBoundingClientRect().top < 80) at = i; });  // not folded away
       links.forEach((a, i) => a.classList.toggle('current', heads[i] === heads[at]));
     };
     addEventListener('scroll', () => { if (!queued) { queued = true; requestAnimationFrame(mark); } });
