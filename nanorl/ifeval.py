@@ -230,12 +230,12 @@ CAPITALS = ['NOTE', 'TIP', 'KEY', 'NOW', 'ALL', 'YES']
 FIRST_WORDS = ['then', 'also', 'today', 'finally', 'later']
 PLACEHOLDERS = ['[name]', '[place]', '[date]', '[time]']
 
-
-# %% ../nbs/07a_ifeval.ipynb #09811366
 def _relation(r, at_least, less_than):
     rel = r.choice(['at least', 'less than'])
     return rel, r.choice(at_least if rel == 'at least' else less_than)
 
+
+# %% ../nbs/07a_ifeval.ipynb #09811366
 GENERATED = {   # id: (how the prompt states it, how its kwargs are drawn for a topic)
     'length_constraints:number_words': ("Answer with {relation} {num_words} words.", lambda r, t: dict(
         zip(('relation', 'num_words'), _relation(r, (8, 15, 25), (20, 30, 45))))),

@@ -23,8 +23,8 @@ from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint, wr
 __all__ = ['STEP_FIELDS', 'RL', 'SOLO', 'ADAM_FIXED', 'PRESETS', 'Prepared', 'score_all', 'one_pass', 'prepare', 'compute_loss',
            'pick_groups', 'cat_groups', 'draw', 'Objective', 'objective_of', 'NonFiniteLoss', 'Solo', 'backward',
            'update', 'Adam', 'build', 'usable_cpus', 'thread_count', 'OtherLoad', 'Threads', 'LocalSource', 'Run',
-           'claim_run_dir', 'stop_on_signals', 'next_eval_in', 'open_run', 'finish_row', 'RunLog', 'check_skips',
-           'train']
+           'claim_run_dir', 'stop_on_signals', 'next_eval_in', 'open_run', 'finish_row', 'RunLog', 'closing_run',
+           'check_skips', 'train']
 
 # %% ../nbs/05c_train.ipynb #a708a70c
 @dataclass
@@ -545,6 +545,19 @@ class RunLog:
     def close(self):
         if self.csv: self.csv.close(); self.track.close()
 
+@contextlib.contextmanager
+def closing_run(run: Run, log: RunLog, bar):
+    ("Whatever ends the block, close the source (telling it the error that ended it, if one did), the task, the "
+     "progress bar and the log; rank 0 then draws the run's curves.")
+    error = ''
+    try: yield
+    except BaseException as e:
+        error = f"{type(e).__name__}: {e}"
+        raise
+    finally:
+        run.source.close(error); run.task.close(); bar.close(); log.close()
+        if run.world.rank == 0: write_curves(run.cfg.run_dir)
+
 def check_skips(skips: int, run: Run, cfg):
     "Stop the run, after its checkpoint, once `max_skips` batches in a row were skipped."
     if skips >= cfg.max_skips:
@@ -565,39 +578,32 @@ def train(cfg, resume: str | None = None, make_source: typing.Callable | None = 
         if lead: run.save(time.perf_counter() - t_start, solved)
         saved = run.step
     log = RunLog(cfg, start if resume else None, lead)
-    row, last_eval, end, skips, error = {'step': start}, math.nan, 'steps', 0, ''
+    row, last_eval, end, skips = {'step': start}, math.nan, 'steps', 0
     if not resume and lead:   # the starting point, so every curve (and every before/after test) has its baseline
         last_eval = run.task.evaluate(run.policy, cfg)
         log.write({'step': 0, 'env_steps': 0, 'eval_return': last_eval, 'wall_time': time.perf_counter() - t_start})
     bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, disable=not (cfg.progress and lead),
                desc=cfg.name)
-    try:
-        with stop_on_signals(run.source):
-            for _ in bar:
-                got = run.train_step()
-                if isinstance(got, str):          # no batch came: keep what was trained
-                    end = got
-                    if saved != run.step: checkpoint()
-                    break
-                row, skips = got, (skips + 1 if got['skipped'] else 0)
-                if skips: bar.write(f"step {run.step}: batch skipped, {row.pop('why')}")
-                solved = finish_row(run, row, cfg, lead, t_start)
-                log.write(row)
-                last_eval = row.get('eval_return', last_eval)
-                pace = (row['wall_time'] - wall0) / (run.step - start)
-                bar.set_postfix(reward=f"{row['reward']:.3g}", eval=f"{last_eval:.3g}",
-                                next_eval=f"{next_eval_in(run.step, cfg, pace):.0f}s")
-                end = world.decide('solved' if solved else run.source.stopping or end)
-                if run.step % cfg.save_every == 0 or run.step == cfg.steps or end != 'steps' or skips >= cfg.max_skips:
-                    checkpoint(end == 'solved')
-                check_skips(skips, run, cfg)
-                if end != 'steps': break
-    except BaseException as e:
-        error = f"{type(e).__name__}: {e}"
-        raise
-    finally:
-        run.source.close(error); run.task.close(); bar.close(); log.close()
-        if lead: write_curves(cfg.run_dir)
+    with closing_run(run, log, bar), stop_on_signals(run.source):
+        for _ in bar:
+            got = run.train_step()
+            if isinstance(got, str):          # no batch came: keep what was trained
+                end = got
+                if saved != run.step: checkpoint()
+                break
+            row, skips = got, (skips + 1 if got['skipped'] else 0)
+            if skips: bar.write(f"step {run.step}: batch skipped, {row.pop('why')}")
+            solved = finish_row(run, row, cfg, lead, t_start)
+            log.write(row)
+            last_eval = row.get('eval_return', last_eval)
+            pace = (row['wall_time'] - wall0) / (run.step - start)
+            bar.set_postfix(reward=f"{row['reward']:.3g}", eval=f"{last_eval:.3g}",
+                            next_eval=f"{next_eval_in(run.step, cfg, pace):.0f}s")
+            end = world.decide('solved' if solved else run.source.stopping or end)
+            if run.step % cfg.save_every == 0 or run.step == cfg.steps or end != 'steps' or skips >= cfg.max_skips:
+                checkpoint(end == 'solved')
+            check_skips(skips, run, cfg)
+            if end != 'steps': break
     if lead: print(run.task.summary(read_log(cfg.run_dir), cfg))
     return {**row, 'end': end, 'start_step': start, 'start_wall_time': wall0}
 
