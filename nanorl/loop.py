@@ -4,7 +4,7 @@
 
 # %% ../nbs/05c_train.ipynb #5c000005
 from __future__ import annotations
-import contextlib, math, os, signal, threading, time, typing
+import contextlib, math, os, signal, sys, threading, time, typing
 from copy import deepcopy
 from pathlib import Path
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -23,8 +23,8 @@ from .runlog import CKPT, CSVLog, load_checkpoint, read_log, save_checkpoint, wr
 __all__ = ['STEP_FIELDS', 'RL', 'SOLO', 'ADAM_FIXED', 'PRESETS', 'Prepared', 'score_all', 'one_pass', 'prepare', 'compute_loss',
            'pick_groups', 'cat_groups', 'draw', 'Objective', 'objective_of', 'NonFiniteLoss', 'Solo', 'backward',
            'update', 'Adam', 'build', 'usable_cpus', 'thread_count', 'OtherLoad', 'Threads', 'LocalSource', 'Run',
-           'claim_run_dir', 'stop_on_signals', 'next_eval_in', 'open_run', 'finish_row', 'RunLog', 'closing_run',
-           'check_skips', 'train']
+           'claim_run_dir', 'stop_on_signals', 'exit_interrupted', 'next_eval_in', 'open_run', 'finish_row', 'RunLog',
+           'closing_run', 'check_skips', 'train']
 
 # %% ../nbs/05c_train.ipynb #a708a70c
 @dataclass
@@ -503,6 +503,12 @@ def stop_on_signals(source):
     try: yield
     finally:
         for s, h in old.items(): signal.signal(s, h)
+
+# %% ../nbs/05c_train.ipynb #2703f69a
+def exit_interrupted(code: int = 130):
+    "Flush the output and end the process with `code` at once, past the interpreter's own ending (see above)."
+    sys.stdout.flush(); sys.stderr.flush()
+    os._exit(code)
 
 # %% ../nbs/05c_train.ipynb #5adb2c18
 def next_eval_in(step: int, cfg, seconds_per_step: float) -> float:

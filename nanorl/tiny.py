@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 from .core import aggregate, loss_norm
-from .loop import Prepared, Threads, usable_cpus
+from .loop import Prepared, Threads, exit_interrupted, usable_cpus
 from .model import HFPolicy, build_model, build_tokenizer, join, missing_lm_extra, save_model
 from .tasks import cache_dir, make_language_task
 from . import ifeval   # registers the 'ifeval' task (chapter 07a), so a tiny model can be built for it
@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None):
     if why := missing_lm_extra(): sys.exit(f"nanorl.tiny: building a model: {why}")
     try: print(tiny_model(args.task, args.seed, sft_steps=args.sft_steps, save_every=args.save_every))
     except KeyboardInterrupt as e:
-        print(f"nanorl.tiny: {e or 'stopped before the build began'}", file=sys.stderr); sys.exit(130)
+        print(f"nanorl.tiny: {e or 'stopped before the build began'}", file=sys.stderr); exit_interrupted()
 
 # %% ../nbs/08_tiny.ipynb #bd1ac484
 #| eval: false

@@ -24,7 +24,7 @@ from .serve import TrainerSource, listen_token, rollout_worker
 from .vllm import EngineConfig, EngineSource, vllm_policy
 from .ddp import WAIT, Ranks, launched
 from .tiny import BuildInterrupted
-from .loop import SOLO, Solo
+from .loop import SOLO, Solo, exit_interrupted
 
 # %% auto #0
 __all__ = ['STARTED', 'from_dict', 'EXIT_CODES', 'Config', 'batch_source', 'check_role', 'train', 'show', 'usage', 'parse_cli',
@@ -185,7 +185,9 @@ def main(argv: list[str] | None = None):
     argv = sys.argv[1:] if argv is None else argv
     if {'-h', '--help'} & set(argv): print(usage()); return
     if not launched():
-        if code := run(argv, SOLO): sys.exit(code)
+        code = run(argv, SOLO)
+        if code == 130: exit_interrupted()   # an interrupt: Python 3.11 could end it by SIGINT (chapter 05c)
+        if code: sys.exit(code)
         return
     world = Ranks()      # several ranks: leave together, and skip gloo's teardown, which can abort after the work
     code = run(argv, world)
