@@ -42,11 +42,14 @@ def main():
                     help='CI smoke run: the same run for 2 steps (evaluating 8 problems) on '
                          'a tiny model with 100 SFT steps; results go to a temporary folder, not bench/results')
     ap.add_argument('--keep', default=None, help='copy the run directory (its checkpoint, config and log) here')
+    ap.add_argument('--results', default='bench/results',
+                    help='the folder of the results files (default: bench/results)')
     args, extra = ap.parse_known_args()      # anything else goes to nanorl.train, e.g. --threads 1
     name = args.label or Path(args.config).stem + ('' if args.seed is None else f'_s{args.seed}')
     if args.seed is not None: extra = ['--seed', str(args.seed), *extra]
     cfg = from_dict({**load_yaml(ROOT / args.config), **({} if args.seed is None else {'seed': args.seed})})
-    results = Path(tempfile.mkdtemp(prefix='bench_lm_rung_')) if args.quick else ROOT / 'bench/results'
+    results = Path(tempfile.mkdtemp(prefix='bench_lm_rung_')) if args.quick else ROOT / args.results
+    results.mkdir(parents=True, exist_ok=True)
     model_task = TASKS[cfg.task]().name      # a multi-turn task trains its single-turn task's model
     build = f"from nanorl.tiny import tiny_model; print(tiny_model({model_task!r}, {cfg.seed}))"
     if args.quick:
@@ -58,6 +61,7 @@ def main():
                            text=True).stdout.strip().splitlines()[-1]
     t_build = time.perf_counter() - t0
     asked = [*(['--label', args.label] if args.label else []), *extra] + (['--quick'] if args.quick else [])
+    if args.results != 'bench/results': asked += ['--results', args.results]
     if args.quick:
         quick = {'model': model, 'steps': 2, 'eval_every': 2, 'n_eval': 8}
         extra = [*extra, *(x for k, v in quick.items() for x in (f'--{k}', str(v)))]

@@ -80,7 +80,7 @@ def run_config(run: str, seed: int | None = None):
     return from_dict({**load_yaml(ROOT / config), **changed, **({} if seed is None else {'seed': seed})})
 
 def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int | None = None, keep: str | None = None,
-             fresh: bool = True):
+             fresh: bool = True, results: str = 'bench/results'):
     "Build (`fresh`: time the build from an empty `cache`) and run each of `runs` for `seed`; keep what they measured."
     cfgs = [run_config(r, seed) for r in runs]
     env = {**os.environ, 'NANORL_CACHE': str(cache)}
@@ -92,13 +92,16 @@ def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int |
         builds[task], digests[task] = time.perf_counter() - t0, weights_sha256(folder)[:16]
     book = json.loads(book_path.read_text()) if book_path.exists() else {'seeds': {}}  # another sitting may write it
     kept = book['seeds'].setdefault(str(seed), {'build_s': {}})
+    if other := {t: d for t, d in digests.items() if kept.get('sha256', {}).get(t, d) != d}:
+        was = ', '.join(f"{t} {d}, not {kept['sha256'][t]}" for t, d in other.items())
+        print(f"bench/seeds.py: seed {seed}'s model has other weights than the runs kept so far in {results} ({was}): "
+              f"the seed's record now describes the new model, and its kept runs not run again are of the old one",
+              file=sys.stderr)
+        kept = book['seeds'][str(seed)] = {'build_s': {}}
     for task, t in builds.items() if fresh else ():   # one list per task: every build from an empty cache is kept
         old = kept['build_s'].get(task, [])
         kept['build_s'][task] = (old if isinstance(old, list) else [old]) + [t]
-    for task, d in digests.items():
-        if kept.setdefault('sha256', {}).setdefault(task, d) != d:
-            print(f"bench/seeds.py: seed {seed}'s {task} model has weights {d}, not the {kept['sha256'][task]} of the "
-                  f"runs kept so far: their figures are of another model", file=sys.stderr)
+    kept.setdefault('sha256', {}).update(digests)
     kept.update(machine=machine(), date=time.strftime('%Y-%m-%d'), commit=commit())
     if threads: kept['train_threads'] = threads
     book_path.write_text(json.dumps(book, indent=1) + '\n')
@@ -106,6 +109,9 @@ def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int |
         bench, config, changed, name = parse_run(r)
         extra = ['--threads', str(threads)] if threads and bench == 'lm_rung' else []
         if keep and bench == 'lm_rung': extra += ['--keep', keep]
+        if results != 'bench/results':
+            if bench != 'lm_rung': raise SystemExit(f"{r}: only lm_rung runs take --results")
+            extra += ['--results', results]
         if changed:
             if bench != 'lm_rung': raise SystemExit(f"{r}: only lm_rung runs take changed keys")
             extra += ['--label', f'{name}_s{seed}', *(x for k, v in changed.items() for x in (f'--{k}', v))]
@@ -153,9 +159,9 @@ def signal_columns(reps: dict) -> str:
 HEADER = ("| run | seeds | held-out start | final | peak | p, final > start | training wall min | dead groups "
           "| groups drawn per group | min to p < 0.01 |\n|---|---|---|---|---|---|---|---|---|---|")
 
-def row(run: str, seeds: list) -> tuple[str, dict]:
+def row(run: str, seeds: list, results: Path = RESULTS) -> tuple[str, dict]:
     "One run's line of the summary, and each seed's report."
-    reps = reports(run, seeds)
+    reps = reports(run, seeds, results)
     _, config, changed, _ = parse_run(run)
     what = f"`{config}`" + (f" with {', '.join(f'{k} {v}' for k, v in changed.items())}" if changed else '')
     if not reps: return f"| {what} | not run | | | | | | | | |", reps
@@ -175,10 +181,10 @@ def paired(sync: dict, asyn: dict, n: int) -> str:
                  f"differences: {statistics.median(asyn[s]['final'] - sync[s]['final'] for s in both):+.3f}.")
     return '\n'.join(lines)
 
-def summarize(runs: list, seeds: list, book: dict) -> str:
+def summarize(runs: list, seeds: list, book: dict, results: Path = RESULTS) -> str:
     lines, reps = [HEADER], {}
     for r in runs:
-        line, reps[r] = row(r, seeds)
+        line, reps[r] = row(r, seeds, results)
         lines.append(line)
     builds = [b for s in seeds if str(s) in book['seeds'] for bs in book['seeds'][str(s)]['build_s'].values()
               for b in (bs if isinstance(bs, list) else [bs])]
@@ -187,6 +193,8 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
     took = spread([b / 60 for b in builds], '{:.1f}') if builds else ''
     threads = sorted({book['seeds'][str(s)].get('train_threads') for s in seeds if str(s) in book['seeds']} - {None})
     flag = f" --threads {threads[0]}" if len(threads) == 1 else ''
+    where = results.relative_to(ROOT)
+    if results != RESULTS: flag += f" --results {where}"
     trained = f"Training threads: {' or '.join(map(str, threads))}. " if threads else ''
     ran = [r for r in runs if reps[r]]   # a row that says "not run" is not in the command
     n_evals = ' or '.join(sorted({f"{run_config(r).n_eval:,}" for r in runs}))
@@ -201,7 +209,7 @@ def summarize(runs: list, seeds: list, book: dict) -> str:
         f"drawn per group trained on (above 1 with dynamic sampling); minutes of training to the first evaluation "
         f"with p < 0.01 against the start. "
         f"{built}{trained}Machine: {'; '.join(machines) or machine()}. Measured {'; '.join(made)} "
-        f"(each seed's commit: bench/results/seeds.json). "
+        f"(each seed's commit: {where}/seeds.json). "
         f"Produced by `python bench/seeds.py --seeds "
         f"{' '.join(map(str, seeds))}{flag} --runs {' '.join(ran) or ' '.join(runs)}`.\n")
     asyn = next((r for r in runs if r.startswith('async_rung:')), None)
@@ -224,20 +232,25 @@ def main():
                                                   'seed (the builds are then not timed)')
     ap.add_argument('--keep', default=None, help='keep each lm_rung run (checkpoint, config, log) in this folder, '
                                                  'for bench/ceiling.py --after')
+    ap.add_argument('--results', default='bench/results', help="the folder of the logs, seeds.json and seeds.md "
+                    "(default: bench/results; another one keeps another machine's figures apart)")
     args = ap.parse_args()
-    book_path = RESULTS / 'seeds.json'
+    results = ROOT / args.results
+    results.mkdir(parents=True, exist_ok=True)
+    book_path = results / 'seeds.json'
     if not args.summarize:
         for seed in args.seeds:
-            if args.cache: run_seed(seed, args.runs, Path(args.cache), book_path, args.threads, args.keep, fresh=False)
+            if args.cache:
+                run_seed(seed, args.runs, Path(args.cache), book_path, args.threads, args.keep, False, args.results)
             else:
                 with tempfile.TemporaryDirectory(prefix='nanorl_cache_') as cache:
-                    run_seed(seed, args.runs, Path(cache), book_path, args.threads, args.keep)
+                    run_seed(seed, args.runs, Path(cache), book_path, args.threads, args.keep, True, args.results)
     book = json.loads(book_path.read_text()) if book_path.exists() else {'seeds': {}}
-    text = summarize(args.runs, args.seeds, book)        # this sitting's runs
+    text = summarize(args.runs, args.seeds, book, results)        # this sitting's runs
     print(text)
-    if args.out: (RESULTS / f'{args.out}.md').write_text(text)
+    if args.out: (results / f'{args.out}.md').write_text(text)
     # the README's table is always the rung runs over every seed kept, whatever this sitting ran
     seeds = sorted({int(s) for s in book['seeds']} | set(args.seeds))
-    (RESULTS / 'seeds.md').write_text(summarize(RUNS, seeds, book))
+    (results / 'seeds.md').write_text(summarize(RUNS, seeds, book, results))
 
 if __name__ == '__main__': main()
