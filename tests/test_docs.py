@@ -210,14 +210,22 @@ f.onload = () => {
   const doc = f.contentDocument, toc = doc.querySelector('nav#TOC');
   const links = [...toc.querySelectorAll('a[href^="#"]')], target = links[links.length - 3];
   const head = doc.getElementById(decodeURIComponent(target.hash.slice(1)));
-  f.contentWindow.scrollTo(0, head.getBoundingClientRect().top + f.contentWindow.scrollY - 10);
-  setTimeout(() => {
+  // scroll to the section, then look every 100 ms for up to 3 s: a busy machine may paint late, and a figure or a
+  // formula laid out late moves the section, so each look scrolls to it again before the next
+  let looks = 0;
+  const look = () => {
+    const current = toc.querySelector('a.current')?.hash;
+    if (current !== target.hash && ++looks < 30) {
+      f.contentWindow.scrollTo(0, head.getBoundingClientRect().top + f.contentWindow.scrollY - 10);
+      return setTimeout(look, 100);
+    }
     const box = toc.getBoundingClientRect(), main = doc.querySelector('main').getBoundingClientRect();
     document.body.setAttribute('data-probe', JSON.stringify({
       beside: box.left >= main.right, top: box.top, bottom: box.top + Math.min(box.height, 10),
-      title: getComputedStyle(toc, '::before').content, current: toc.querySelector('a.current')?.hash,
-      want: target.hash, scrolled: f.contentWindow.scrollY}));
-  }, 300);
+      title: getComputedStyle(toc, '::before').content, current, want: target.hash, looks,
+      scrolled: f.contentWindow.scrollY}));
+  };
+  look();
 };
 document.body.append(f);
 </script>"""
