@@ -4,6 +4,7 @@
     python bench/lm_rung.py --config configs/gsm8k_tiny_cpu.yaml
     python bench/lm_rung.py --config configs/countdown_ppo_tiny_cpu.yaml --threads 1   # extra keys go to the run
     python bench/lm_rung.py --seed 1                # the model built and trained with seed 1: *_s1 results
+    python bench/lm_rung.py --sft_steps 3000        # a tiny model warmed up for 3000 steps: *_sft_steps3000 results
     python bench/lm_rung.py --quick
         # CI: 2 steps, 8 eval problems, a 100-step SFT model; results in a temporary folder
 
@@ -44,14 +45,19 @@ def main():
     ap.add_argument('--keep', default=None, help='copy the run directory (its checkpoint, config and log) here')
     ap.add_argument('--results', default='bench/results',
                     help='the folder of the results files (default: bench/results)')
+    ap.add_argument('--sft_steps', type=int, default=None,
+                    help="warm the seed's tiny model up for this many SFT steps instead of its recipe's: a model of "
+                         "its own, which the run gets as --model")
     args, extra = ap.parse_known_args()      # anything else goes to nanorl.train, e.g. --threads 1
-    name = args.label or Path(args.config).stem + ('' if args.seed is None else f'_s{args.seed}')
+    name = args.label or Path(args.config).stem + ('' if args.sft_steps is None else f'_sft_steps{args.sft_steps}') + (
+        '' if args.seed is None else f'_s{args.seed}')
     if args.seed is not None: extra = ['--seed', str(args.seed), *extra]
     cfg = from_dict({**load_yaml(ROOT / args.config), **({} if args.seed is None else {'seed': args.seed})})
     results = Path(tempfile.mkdtemp(prefix='bench_lm_rung_')) if args.quick else ROOT / args.results
     results.mkdir(parents=True, exist_ok=True)
     model_task = TASKS[cfg.task]().name      # a multi-turn task trains its single-turn task's model
-    build = f"from nanorl.tiny import tiny_model; print(tiny_model({model_task!r}, {cfg.seed}))"
+    warm_up = '' if args.sft_steps is None else f', sft_steps={args.sft_steps}'
+    build = f"from nanorl.tiny import tiny_model; print(tiny_model({model_task!r}, {cfg.seed}{warm_up}))"
     if args.quick:
         build = (f"from nanorl.tiny import tiny_model; print(tiny_model({model_task!r}, {cfg.seed}, "
                  f"sft_steps={QUICK_SFT_STEPS.get(model_task, 100)}, progress=False))")
@@ -62,6 +68,9 @@ def main():
     t_build = time.perf_counter() - t0
     asked = [*(['--label', args.label] if args.label else []), *extra] + (['--quick'] if args.quick else [])
     if args.results != 'bench/results': asked += ['--results', args.results]
+    if args.sft_steps is not None and not args.quick:
+        asked += ['--sft_steps', str(args.sft_steps)]
+        extra = [*extra, '--model', model]
     if args.quick:
         quick = {'model': model, 'steps': 2, 'eval_every': 2, 'n_eval': 8}
         extra = [*extra, *(x for k, v in quick.items() for x in (f'--{k}', str(v)))]
@@ -81,6 +90,8 @@ def main():
         shutil.copy(Path(tmp) / name / 'log.csv', results / f'{name}_log.csv')
         if args.keep: shutil.copytree(Path(tmp) / name, Path(args.keep) / name, dirs_exist_ok=True)
     r = rung_report(log, cfg.n_eval)
+    trainer = ' '.join(['python -m nanorl.train --config', args.config, *extra])
+    trainer = trainer.replace(f"{cache_dir()}/", 'NANORL_CACHE/')      # a --model folder, without this machine's path
     if args.quick:   # the run trained its steps and evaluated at the start and at the end
         assert int(log['step'][-1]) == r['final_step'] == cfg.steps, (log['step'], r)
     n = len(os.sched_getaffinity(0))
@@ -97,7 +108,7 @@ def main():
             f"Training took {wall / 60:.1f} min of wall time (process start included) on {cores}; "
             f"{built}. {time_breakdown(log)}. "
             f"Produced by `{' '.join(['python bench/lm_rung.py --config', args.config, *asked])}`, which runs "
-            f"`{' '.join(['python -m nanorl.train --config', args.config, *extra])}`.{named(model, extra)} "
+            f"`{trainer}`.{named(model, extra)} "
             f"Machine: {machine()}; "
             f"{time.strftime('%Y-%m-%d')}; commit {commit()}.\n")
     if notes: text += "\nThe run reported: " + "; ".join(notes) + ".\n"

@@ -10,17 +10,19 @@ nanorl.tiny countdown --seed N` prints its folder). --models pins the folders th
 the tiny model's cache key has changed since (any edit to the code that builds it).
 
 For each kept run, greedy conversations on the run's held-out problems, with the warm-up model (start) and the
-trained one (final), under two environments: Countdown's informative reply ("17 not 12") and a blind one that says
-only "wrong". Counts right after the first turn and after the last, and two paired tests
+trained one (final), under two environments: Countdown's informative reply ("=17", the value the answer reached)
+and a blind one that says only "wrong". Counts right after the first turn and after the last, and two paired tests
 (McNemar, exact, one-sided): last turn against first (do more attempts help?) and informative against blind at the
 last turn (does the reply's content help?). Writes bench/results/multiturn.md.
 """
-import argparse, os, subprocess, sys, tempfile
+import argparse, subprocess, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / 'bench'))
 import torch
+from seeds import machine
 from nanorl.train import CKPT, build, from_dict, load_checkpoint, load_yaml, read_log
 from nanorl.multiturn import CountdownTurns, paired_p
 
@@ -94,8 +96,9 @@ def main():
             f"{'; '.join(agree)}.\n\n"
             f"Produced by `python bench/multiturn.py {' '.join(map(str, args.runs))}"
             f"{' --models ' + ' '.join(map(in_cache, args.models)) if args.models else ''}` on "
-            f"{os.cpu_count()} cores, from runs kept by `python bench/lm_rung.py --config "
-            f"configs/countdown_multiturn_tiny_cpu.yaml --seed N --keep DIR`.\n")
+            f"{torch.get_num_threads()} torch thread(s), from runs kept by `python bench/lm_rung.py --config "
+            f"configs/countdown_multiturn_tiny_cpu.yaml --seed N --keep DIR`. Machine: {machine()}; "
+            f"{time.strftime('%Y-%m-%d')}.\n")
     print(text)
     if not args.quick: (ROOT / 'bench/results/multiturn.md').write_text(text)
 

@@ -74,22 +74,33 @@ def parse_run(run: str) -> tuple[str, str, dict, str]:
     changed = dict(kv.split('=', 1) for kv in keys[0].split(',')) if keys else {}
     return bench, config, changed, Path(config).stem + ''.join(f'_{k}{v}' for k, v in changed.items())
 
+MODEL_KEYS = ('sft_steps',)     # changed keys that shape the run's tiny model, not its config (bench/lm_rung.py's)
+
 def run_config(run: str, seed: int | None = None):
     "The run's config, with its changed keys (and `seed`)."
     _, config, changed, _ = parse_run(run)
+    changed = {k: v for k, v in changed.items() if k not in MODEL_KEYS}
     return from_dict({**load_yaml(ROOT / config), **changed, **({} if seed is None else {'seed': seed})})
+
+def models_of(runs: list) -> dict:
+    "The tiny models `runs` train, as {name in the records: (task, warm-up steps or None for the recipe's)}."
+    models = {}
+    for r in runs:
+        task, steps = run_config(r).task, parse_run(r)[2].get('sft_steps')
+        models[task if steps is None else f'{task} sft_steps {steps}'] = (task, steps)
+    return models
 
 def run_seed(seed: int, runs: list, cache: Path, book_path: Path, threads: int | None = None, keep: str | None = None,
              fresh: bool = True, results: str = 'bench/results'):
     "Build (`fresh`: time the build from an empty `cache`) and run each of `runs` for `seed`; keep what they measured."
-    cfgs = [run_config(r, seed) for r in runs]
     env = {**os.environ, 'NANORL_CACHE': str(cache)}
     builds, digests = {}, {}
-    for task in dict.fromkeys(c.task for c in cfgs):
+    for key, (task, steps) in models_of(runs).items():
         t0 = time.perf_counter()
-        folder = subprocess.run([sys.executable, '-m', 'nanorl.tiny', task, '--seed', str(seed)], check=True, cwd=ROOT,
-                                env=env, stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()[-1]
-        builds[task], digests[task] = time.perf_counter() - t0, weights_sha256(folder)[:16]
+        warm_up = [] if steps is None else ['--sft_steps', steps]
+        folder = subprocess.run([sys.executable, '-m', 'nanorl.tiny', task, '--seed', str(seed), *warm_up], check=True,
+                                cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()[-1]
+        builds[key], digests[key] = time.perf_counter() - t0, weights_sha256(folder)[:16]
     book = json.loads(book_path.read_text()) if book_path.exists() else {'seeds': {}}  # another sitting may write it
     kept = book['seeds'].setdefault(str(seed), {'build_s': {}})
     if other := {t: d for t, d in digests.items() if kept.get('sha256', {}).get(t, d) != d}:
@@ -186,8 +197,8 @@ def summarize(runs: list, seeds: list, book: dict, results: Path = RESULTS) -> s
     for r in runs:
         line, reps[r] = row(r, seeds, results)
         lines.append(line)
-    builds = [b for s in seeds if str(s) in book['seeds'] for bs in book['seeds'][str(s)]['build_s'].values()
-              for b in (bs if isinstance(bs, list) else [bs])]
+    builds = [b for s in seeds if str(s) in book['seeds'] for key, bs in book['seeds'][str(s)]['build_s'].items()
+              if 'sft_steps' not in key for b in (bs if isinstance(bs, list) else [bs])]   # the recipe's models
     machines = sorted({book['seeds'][str(s)]['machine'] for s in seeds if str(s) in book['seeds']})
     made = sorted({book['seeds'][str(s)].get('date', 'an unrecorded date') for s in seeds if str(s) in book['seeds']})
     took = spread([b / 60 for b in builds], '{:.1f}') if builds else ''

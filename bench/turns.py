@@ -3,10 +3,12 @@
     python bench/turns.py                # 3 rounds of 20 steps per mode -> bench/results/turns.md and turns.csv
     python bench/turns.py --quick        # CI: 1 round of 3 steps, results in a temporary folder
 
-Three runs of the multi-turn preset (configs/countdown_multiturn_tiny_cpu.yaml: 16 prompts x 8, at most 24 tokens a
-turn, GRPO) from the same tiny model, in one process, stepped in turn so that the machine's noise falls on all three
-alike: `turns: 1`; `turns: 2` keeping each conversation's KV cache between turns (chapter 10b's `KeepCache`, the
-default); and `turns: 2` rereading each transcript from its first token at every turn (`Reread`, the naive way).
+Five runs of the multi-turn preset (configs/countdown_multiturn_tiny_cpu.yaml: 32 prompts x 8, at most 24 tokens a
+turn, GRPO, micro-batches of 64 rows of like length) from the same tiny model, in one process, stepped in turn so
+that the machine's noise falls on all of them alike: `turns: 1`, then the same with `micro_batch: 0` (one backward
+pass over the whole batch, padded to its longest row); `turns: 2` keeping each conversation's KV cache between turns
+(chapter 10b's `KeepCache`, the default), then the same with `micro_batch: 0`; and `turns: 2` rereading each
+transcript from its first token at every turn (`Reread`, the naive way).
 Per mode: medians over steps 3..N of every round of the whole step (rollout, scoring and update, from the loop's own
 timers), the rollout, the update, the tokens the policy sampled per row, and the tokens a row holds after its prompt
 (the turns and the environment's replies between them, all of which the update reads); then the step over the
@@ -25,11 +27,13 @@ from nanorl.tiny import tiny_model
 from seeds import machine
 
 CONFIG = 'configs/countdown_multiturn_tiny_cpu.yaml'
-MODES = {'one turn': (1, False), 'two turns, cache kept': (2, False), 'two turns, reread': (2, True)}  # turns, reread
+MODES = {'one turn': {'turns': 1}, 'one turn, micro_batch 0': {'turns': 1, 'micro_batch': 0},
+         'two turns, cache kept': {'turns': 2}, 'two turns, cache kept, micro_batch 0': {'turns': 2, 'micro_batch': 0},
+         'two turns, reread': {'turns': 2, 'reread': True}}
 
-def make_run(model: str, turns: int, reread: bool, out: Path) -> Run:
+def make_run(model: str, out: Path, turns: int, reread: bool = False, **keys) -> Run:
     cfg = from_dict({**load_yaml(ROOT / CONFIG), 'model': model, 'eval_every': 10 ** 6, 'progress': False,
-                     'out_dir': str(out), 'turns': turns})
+                     'out_dir': str(out), 'turns': turns, **keys})
     run = Run(cfg)
     run.task.reread = reread
     sample = run.task.rollout
@@ -42,8 +46,7 @@ def make_run(model: str, turns: int, reread: bool, out: Path) -> Run:
 
 def round_of(model: str, steps: int, out: Path) -> dict:
     "One round: the three modes' runs, stepped in turn; per mode, the per-step timings of steps 3..N."
-    runs = {m: make_run(model, turns, reread, out / m.replace(' ', '_').replace(',', ''))
-            for m, (turns, reread) in MODES.items()}
+    runs = {m: make_run(model, out / m.replace(' ', '_').replace(',', ''), **keys) for m, keys in MODES.items()}
     seen = {m: [] for m in MODES}
     for step in range(steps):
         for m, run in runs.items():

@@ -181,14 +181,15 @@ class CountdownTurns(CountdownTask):
         return turns
 
     def reply(self, completion: str, answer: dict) -> str | None:
-        "None for a right answer; otherwise what was wrong with it, in a few of the prompt's own tokens."
+        ("None for a right answer; otherwise what was wrong with it, in a few of the prompt's own tokens: the value "
+         "the answer reached (the prompt has the target), a broken rule, or a missing answer tag.")
         if self.is_correct(completion, answer): return None
         if not self.informative: return "wrong"
         expr = extract_answer(completion)
         if expr is None: return "no <answer>"
         value = safe_eval(expr, answer['nums'])
         if value is None: return "nums once"
-        return f"{value} not {answer['target']}"
+        return f"={value}"
 
 # %% ../nbs/10b_multiturn.ipynb #75bca367
 def context_length(policy, cfg) -> int:
@@ -306,5 +307,5 @@ class TurnConfig(PrefConfig):
 MULTITURN_PRESETS = {
     'countdown_multiturn_tiny_cpu': dict(task='countdown_multiturn', algo='grpo', model='tiny', n_prompts=32,
                                          group_size=8, max_len=24, turns=2, temperature=0.7, lr=5e-4, steps=400,
-                                         eval_every=50, n_eval=1024, threads=2),
+                                         eval_every=50, n_eval=1024, threads=2, micro_batch=64),
 }
