@@ -4,11 +4,11 @@
     python bench/turns.py --quick        # CI: 1 round of 3 steps, results in a temporary folder
 
 Five runs of the multi-turn preset (configs/countdown_multiturn_tiny_cpu.yaml: 32 prompts x 8, at most 24 tokens a
-turn, GRPO, micro-batches of 64 rows of like length) from the same tiny model, in one process, stepped in turn so
-that the machine's noise falls on all of them alike: `turns: 1`, then the same with `micro_batch: 0` (one backward
-pass over the whole batch, padded to its longest row); `turns: 2` keeping each conversation's KV cache between turns
-(chapter 10b's `KeepCache`, the default), then the same with `micro_batch: 0`; and `turns: 2` rereading each
-transcript from its first token at every turn (`Reread`, the naive way).
+turn, GRPO) from the same tiny model, in one process, stepped in turn so that the machine's noise falls on all of them
+alike: `turns: 1`, then the same with `micro_batch: 64` (backward passes over 64 rows of like length, each padded
+only to its own longest row); `turns: 2` keeping each conversation's KV cache between turns (chapter 10b's
+`KeepCache`, the default), then the same with `micro_batch: 64`; and `turns: 2` rereading each transcript from its
+first token at every turn (`Reread`, the naive way).
 Per mode: medians over steps 3..N of every round of the whole step (rollout, scoring and update, from the loop's own
 timers), the rollout, the update, the tokens the policy sampled per row, and the tokens a row holds after its prompt
 (the turns and the environment's replies between them, all of which the update reads); then the step over the
@@ -27,8 +27,9 @@ from nanorl.tiny import tiny_model
 from seeds import machine
 
 CONFIG = 'configs/countdown_multiturn_tiny_cpu.yaml'
-MODES = {'one turn': {'turns': 1}, 'one turn, micro_batch 0': {'turns': 1, 'micro_batch': 0},
-         'two turns, cache kept': {'turns': 2}, 'two turns, cache kept, micro_batch 0': {'turns': 2, 'micro_batch': 0},
+MODES = {'one turn': {'turns': 1}, 'one turn, micro_batch 64': {'turns': 1, 'micro_batch': 64},
+         'two turns, cache kept': {'turns': 2},
+         'two turns, cache kept, micro_batch 64': {'turns': 2, 'micro_batch': 64},
          'two turns, reread': {'turns': 2, 'reread': True}}
 
 def make_run(model: str, out: Path, turns: int, reread: bool = False, **keys) -> Run:

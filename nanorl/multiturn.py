@@ -307,5 +307,5 @@ class TurnConfig(PrefConfig):
 MULTITURN_PRESETS = {
     'countdown_multiturn_tiny_cpu': dict(task='countdown_multiturn', algo='grpo', model='tiny', n_prompts=32,
                                          group_size=8, max_len=24, turns=2, temperature=0.7, lr=5e-4, steps=400,
-                                         eval_every=50, n_eval=1024, threads=2, micro_batch=64),
+                                         eval_every=50, n_eval=1024, threads=2),
 }
