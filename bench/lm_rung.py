@@ -56,11 +56,9 @@ def main():
     results = Path(tempfile.mkdtemp(prefix='bench_lm_rung_')) if args.quick else ROOT / args.results
     results.mkdir(parents=True, exist_ok=True)
     model_task = TASKS[cfg.task]().name      # a multi-turn task trains its single-turn task's model
-    warm_up = '' if args.sft_steps is None else f', sft_steps={args.sft_steps}'
-    build = f"from nanorl.tiny import tiny_model; print(tiny_model({model_task!r}, {cfg.seed}{warm_up}))"
-    if args.quick:
-        build = (f"from nanorl.tiny import tiny_model; print(tiny_model({model_task!r}, {cfg.seed}, "
-                 f"sft_steps={QUICK_SFT_STEPS.get(model_task, 100)}, progress=False))")
+    steps = QUICK_SFT_STEPS.get(model_task, 100) if args.quick else args.sft_steps
+    options = ('' if steps is None else f', sft_steps={steps}') + (', progress=False' if args.quick else '')
+    build = f"from nanorl.tiny import tiny_model; print(tiny_model({model_task!r}, {cfg.seed}{options}))"
     t0 = time.perf_counter()
     # the folder on stdout, the build's progress on stderr
     model = subprocess.run([sys.executable, '-c', build], check=True, cwd=ROOT, stdout=subprocess.PIPE,

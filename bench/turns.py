@@ -46,7 +46,7 @@ def make_run(model: str, out: Path, turns: int, reread: bool = False, **keys) ->
     return run
 
 def round_of(model: str, steps: int, out: Path) -> dict:
-    "One round: the three modes' runs, stepped in turn; per mode, the per-step timings of steps 3..N."
+    "One round: a run per mode, stepped in turn; per mode, the per-step timings of steps 3..N."
     runs = {m: make_run(model, out / m.replace(' ', '_').replace(',', ''), **keys) for m, keys in MODES.items()}
     seen = {m: [] for m in MODES}
     for step in range(steps):
