@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'tools'))
-from build_docs import KATEX_DIRS, build, pagefind, sidebar
+from build_docs import KATEX_DIRS, build, figure_alt, pagefind, sidebar
 from check_docs import api_names, chromium, probe, problems
 from make_readme import result_path
 
@@ -263,6 +263,54 @@ def test_an_aside_comes_folded_and_a_link_to_it_opens_it(built):
     with served(site) as url: r = probe(page, chromium(), ASIDE, url)
     assert (r['asides'], r['closed'], r['hidden'], r['in_toc']) == (2, 2, True, True), r
     assert r['summary'].strip().startswith('Adam, written out') and r['opened'] and r['shown'], r
+
+WIDE = """<script>
+window.addEventListener('load', () => setTimeout(() => {
+  const all = s => [...document.querySelectorAll('main ' + s)];
+  const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+  // a button covers code when it meets the box of the code's lines (as wide as its longest line)
+  const overlaps = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const heads = all('h2[id], h3[id]');
+  document.body.setAttribute('data-probe', JSON.stringify({
+    width: document.documentElement.scrollWidth, background: getComputedStyle(document.body).backgroundColor,
+    cut: all('pre, table, .katex-display').filter(e => e.scrollWidth > e.clientWidth + 1 && !scrolls(e)).length,
+    tables: all('table').length,
+    covered: all('pre').filter(p => p.querySelector('button.copy') && p.querySelector('code') &&
+                                 overlaps(p.querySelector('button.copy').getBoundingClientRect(),
+                                          p.querySelector('code').getBoundingClientRect())).length,
+    buttons: all('pre button.copy').length,
+    heads: heads.length, anchored: heads.filter(h => h.querySelector(`a.anchor[href="#${h.id}"]`)).length,
+    icon: (document.querySelector('link[rel=icon]') || {}).href || ''}));
+}, 200));
+</script>"""
+
+def test_a_wide_page_reads_in_the_light_and_the_dark(built):
+    ("Chapter 10 at 1280 px (its results tables are the site's widest): nothing wider than the window, no table, code "
+     "or formula cut, no copy button on the code it copies, a link on every section heading, a favicon; with the "
+     "reader's setting dark, the page is dark.")
+    site, pages = built
+    page = next(p for p in pages if p.name == 'grpo_lm.html')
+    light = probe(page, chromium(), WIDE)
+    dark = probe(page, chromium(), WIDE, flags=('--blink-settings=preferredColorScheme=0',))
+    assert light['width'] <= 1280 and light['cut'] == 0 and light['tables'] >= 3, light
+    assert light['buttons'] > 10 and light['covered'] == 0, light
+    assert light['heads'] > 10 and light['anchored'] == light['heads'], light
+    assert light['icon'].startswith('data:image/svg+xml'), light
+    shade = lambda c: 255 if c == 'rgba(0, 0, 0, 0)' else sum(map(int, re.findall(r'\d+', c)[:3])) / 3   # none: white
+    assert shade(light['background']) > 200 and shade(dark['background']) < 60, (light, dark)
+
+def test_every_figure_says_what_it_shows(built):
+    "Each figure on the site has alt text of its own (its PNG's description, or the prose and labels around it)."
+    site, pages = built
+    alts = [(p.name, a) for p in pages for a in re.findall(r'<img [^>]*alt="([^"]*)"', p.read_text())]
+    assert len(alts) > 25, len(alts)
+    assert [x for x in alts if x[1] in ('', 'a figure the code above draws') or len(x[1]) < 20] == [], alts
+
+def test_alt_text_reads_the_prose_and_the_labels():
+    alt = figure_alt("ax.set_xlabel('step along $\\nabla J$')\nax.set_title(f'seed {s}')",
+                     "Some context.\n\nThe curves part at step 50. The same numbers as curves:")
+    assert alt == ("The curves part at step 50. The same numbers as curves: Titles and axes: step along nabla J; "
+                   "seed."), alt
 
 def test_the_check_finds_each_broken_thing(tmp_path):
     nbs, site = tmp_path / 'nbs', tmp_path / 'site'

@@ -237,16 +237,26 @@ def shows(src: str) -> bool:
 
 QUIET = {'close', 'stop', 'join', 'remove', 'zero_grad', 'backward', 'sleep', 'rmtree', 'unlink', 'wait'}
 
+def checks_a_solution(src: str) -> bool:
+    "Whether a cell runs an exercise's check on its solution (`check_x(solution_x)`), which prints the verdict."
+    try: body = ast.parse('\n'.join(l for l in src.splitlines() if not l.startswith('#|'))).body
+    except SyntaxError: return False
+    return any(isinstance(n, ast.Call) and getattr(n.func, 'id', '').startswith('check_') and n.args
+               and getattr(n.args[0], 'id', '').startswith('solution') for stmt in body for n in ast.walk(stmt)
+               if not isinstance(stmt, (ast.FunctionDef, ast.ClassDef)))
+
 def unshown(nb: Path) -> list[str]:
     ("Code cells that print or draw (`shows`) with no stored output; hidden and exported cells, and exercise stubs "
-     "left for the reader (`raise NotImplementedError`), aside.")
+     "left for the reader (`raise NotImplementedError`), aside; a hidden cell that checks a solution (GitHub shows "
+     "it, and its verdict) counts.")
     out = []
     for i, c in enumerate(json.loads(nb.read_text())['cells']):
         src = ''.join(c['source'])
         flags = ' '.join(l for l in src.splitlines() if l.startswith('#|'))
         if c['cell_type'] != 'code' or c.get('outputs') or 'NotImplementedError' in src: continue
-        if any(f in flags for f in ('hide', 'export', 'eval: false')): continue
-        if shows(src): out.append(f"{nb.name} cell {i}: {src.strip().splitlines()[-1][:70]}")
+        if checks_a_solution(src): out.append(f"{nb.name} cell {i}: {src.strip().splitlines()[-1][:70]}")
+        elif any(f in flags for f in ('hide', 'export', 'eval: false')): continue
+        elif shows(src): out.append(f"{nb.name} cell {i}: {src.strip().splitlines()[-1][:70]}")
     return out
 
 def test_every_cell_that_prints_or_draws_keeps_its_output():
@@ -258,20 +268,34 @@ def test_the_output_check_knows_what_shows():
     assert shows("for i in range(2): print(i)")
     assert not shows("def f():\n    print(1)") and not shows("x = 1") and not shows("test_eq(1, 1)")
     assert not shows("#| hide\nsrv.stop()") and not shows("import os")
+    assert checks_a_solution("#| hide\ndef solution_f(x): return x\ncheck_f(solution_f)")
+    assert not checks_a_solution("def check_f(f):\n    check_g(solution_f)") and not checks_a_solution("check_f(f)")
 
 HASH = re.compile(r'\bcommit [0-9a-f]{7,40}\b')
+HEX = re.compile(r'(?<![\w/.#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w-])')
+NAMED_HEX = re.compile(r'(sha256|digest|countdown|sft_steps \d+|run)\W{0,8}$')   # weights' digests and run ids
+
+def bare_hashes(text: str) -> list[str]:
+    "Hex words that look like a commit's, where no weights digest or run id is named just before them."
+    return [m.group() for m in HEX.finditer(text) if not NAMED_HEX.search(text[max(m.start() - 30, 0):m.start()])]
+
+def test_a_bare_hash_is_found_and_a_named_digest_is_not():
+    assert bare_hashes('measured at a1ae7d7 on the Xeon') == ['a1ae7d7']
+    assert bare_hashes('weights sha256 `04e1c1e5c0a0e781`, seed 1 countdown a4b770acdea45b68') == []
+    assert bare_hashes("'run': '3f9a1c2e'") == [] and bare_hashes('a 1024-token row, deadbeef') == []
 
 def history(nb: Path) -> list[str]:
     "Commit hashes in what a reader of the notebook sees: its prose and its stored outputs (code aside)."
     found = []
     for i, c in enumerate(json.loads(nb.read_text())['cells']):
         seen = ''.join(c['source']) if c['cell_type'] == 'markdown' else json.dumps(c.get('outputs', []))
-        found += [f"{nb.name} cell {i}: {m}" for m in HASH.findall(seen)]
+        found += [f"{nb.name} cell {i}: {m}" for m in HASH.findall(seen) + bare_hashes(seen)]
     return found
 
 def test_no_commit_hash_in_what_readers_see():
     "Result files name their commit; README and chapters show the measurement without it (chapter 05b's result_text)."
-    readme = [f"README.md: {m}" for m in HASH.findall((ROOT / 'README.md').read_text())]
+    text = (ROOT / 'README.md').read_text()
+    readme = [f"README.md: {m}" for m in HASH.findall(text) + bare_hashes(text)]
     assert readme + [x for nb in sorted((ROOT / 'nbs').glob('*.ipynb')) for x in history(nb)] == []
 
 def test_no_path_of_a_machine_in_what_readers_see():
@@ -327,10 +351,12 @@ def test_the_course_page_quotes_its_result_files(tmp_path):
     assert prose_drift('- took 6.1 min (`bench/results/r.md`)\n- 7.5 s, elsewhere', tmp_path) == [
         "6.1 is in none of ['bench/results/r.md']: '- took 6.1 min (`bench/results/r.md`)'"]
 
-HISTORY = re.compile(r'\b(sittings?|worktrees?)\b', re.I)
+HISTORY = re.compile(r"\b(sittings?|worktrees?|an earlier run|earlier runs|rehearsal found|the issue that"
+                     r"|tried and not kept|in this repository's history)\b", re.I)
 
 def test_prose_tells_results_not_their_history():
-    "No 'sittings' or 'worktrees' in the README or the chapters' prose: result files keep how and when they were made."
+    ("No sittings, worktrees, earlier runs or issues in the README or the chapters' prose: result files keep how and "
+     "when they were made, and the chapter teaches what the result is.")
     texts = {'README.md': (ROOT / 'README.md').read_text()}
     for nb in sorted((ROOT / 'nbs').glob('*.ipynb')):
         cells = json.loads(nb.read_text())['cells']
@@ -339,6 +365,7 @@ def test_prose_tells_results_not_their_history():
              for m in HISTORY.finditer(t)]
     assert not found, '\n'.join(found)
     assert HISTORY.search('in two earlier sittings') and not HISTORY.search('`cartpole_presets_sitting1.md`')
+    assert HISTORY.search('An earlier run of this cell') and not HISTORY.search("not the repository's history")
 
 def test_folded_asides_nest_and_close():
     "The docs build folds a section whose heading JupyterLab folds; nested asides close in order, at the end too."

@@ -72,15 +72,34 @@ def png_description(data: bytes) -> str:
         pos += 12 + size
     return ''
 
-def output_md(out: dict, save_image) -> str:
-    "One stored output as markdown: figures as image files with alt text, markdown as is, anything else as text."
+LABEL = re.compile(r"""(?:set_title|suptitle|title|set_xlabel|set_ylabel|xlabel|ylabel)(?:\(\s*|=)f?(['"])(.+?)\1""")
+
+def plain(text: str) -> str:
+    "Markdown, LaTeX and f-strings read aloud: links by their text, `\\theta` as theta, no backticks, stars, dollars."
+    text = re.sub(r'!?\[([^\]]*)\]\([^)]*\)', r'\1', text)
+    text = re.sub(r'\{[^{}]*\}', '', text)                       # an f-string's fields, LaTeX's groups
+    text = re.sub(r'\\n(?![a-z])', ' ', text)                     # a line break written in a Python string
+    text = re.sub(r'\\([a-zA-Z]+)', r'\1', text)
+    return ' '.join(re.sub(r'[`*$\\]', '', text).split())
+
+def figure_alt(code: str, before: str) -> str:
+    ("Alt text for a figure a cell draws: the end of the prose before the cell, which announces it, and the titles "
+     "and axis labels its code sets; '' when there are neither.")
+    sentences = re.split(r'(?<=[.:!?])\s+', plain(before.strip().split('\n\n')[-1])) if before.strip() else []
+    intro = ' '.join(sentences[-2:]) if sentences and len(sentences[-1]) < 60 else ''.join(sentences[-1:])
+    labels = list(dict.fromkeys(x for m in LABEL.finditer(code) if (x := plain(m[2]))))
+    return ' '.join(filter(None, [intro, f"Titles and axes: {'; '.join(labels)}." if labels else '']))[:400]
+
+def output_md(out: dict, save_image, alt: str = '') -> str:
+    ("One stored output as markdown: figures as image files with alt text (their own, else `alt`), markdown as is, "
+     "anything else as text.")
     kind = out['output_type']
     if kind == 'stream': return fence(''.join(out['text']), ' {.output}')
     if kind == 'error': return fence('\n'.join(out.get('traceback', [])), ' {.output}')
     data = out.get('data', {})
     if 'image/png' in data:
         png = base64.b64decode(''.join(data['image/png']))
-        alt = png_description(png) or 'a figure the code above draws'
+        alt = png_description(png) or alt or 'a figure the code above draws'
         return f'<img src="{save_image(png)}" alt="{html.escape(alt)}">'
     if 'text/markdown' in data:
         return ''.join(data['text/markdown'])
@@ -117,9 +136,11 @@ class Site:
     def markdown(self, cells: list, base: Path, save_image) -> str:
         "The page's markdown: markdown cells with links rewritten, code and its outputs, asides folded."
         parts, folded = [], []       # folded: the levels of the headings whose sections are open in a <details>
+        before = ''                  # the last markdown cell, which announces what the next figure shows
         for c in cells:
             src = ''.join(c['source'])
             if c['cell_type'] == 'markdown':
+                before = src
                 level, title = heading(src)
                 while level and folded and level <= folded[-1]: parts.append('</details>'); folded.pop()
                 if level and c.get('metadata', {}).get(FOLDED):
@@ -132,7 +153,8 @@ class Site:
                 if 'hide' in dirs or dirs.get('include') == 'false': continue
                 if code and dirs.get('echo') != 'false': parts.append(fence(code, 'python'))
                 if dirs.get('output') != 'false':
-                    parts += [o for o in (output_md(o, save_image) for o in c.get('outputs', [])) if o]
+                    alt = figure_alt(code, before)
+                    parts += [o for o in (output_md(o, save_image, alt) for o in c.get('outputs', [])) if o]
         parts += ['</details>'] * len(folded)
         md = '\n\n'.join(parts) + '\n'
         # nbdev links names to their API entry on the published site; here they point at this build's own pages

@@ -57,14 +57,15 @@ def chromium() -> str:
         if shutil.which(exe): return shutil.which(exe)
     sys.exit("check_docs: no Chromium found; install Debian's chromium (apt-get install chromium)")
 
-def probe(page: Path, exe: str, script: str = PROBE, url: str = '') -> dict:
+def probe(page: Path, exe: str, script: str = PROBE, url: str = '', flags: tuple = ()) -> dict:
     """What the browser holds once `page` has loaded: typeset math, broken images, links, ids and headings (or what
-    another `script` puts in the body's `data-probe`). `url`: the page's folder served over http, else its file."""
+    another `script` puts in the body's `data-probe`). `url`: the page's folder served over http, else its file;
+    `flags`: more of Chromium's switches (a reader's setting, such as a dark colour scheme)."""
     copy = page.with_name(page.stem + '.probe.html')
     copy.write_text(page.read_text().replace('</body>', script + '</body>'))
     try:
-        dom = subprocess.run([exe, *CHROMIUM, url + copy.name if url else copy.resolve().as_uri()], capture_output=True,
-                             text=True, timeout=120).stdout
+        where = url + copy.name if url else copy.resolve().as_uri()
+        dom = subprocess.run([exe, *CHROMIUM, *flags, where], capture_output=True, text=True, timeout=120).stdout
     finally: copy.unlink()
     m = re.search(r'data-probe="([^"]*)"', dom)
     if not m: return {'failed': f"the page did not finish loading in the browser ({len(dom)} bytes of DOM)"}
