@@ -212,6 +212,7 @@ class Solo:
     def any(self, flag: bool) -> bool: return flag           # whether any rank says so (a step to skip, a source out)
     def total(self, values: list) -> list: return values     # sums over every rank's share (for the log)
     def close(self): pass
+    def __repr__(self): return f"{type(self).__name__}(rank {self.rank} of {self.size})"   # as a default shows it
 
 SOLO = Solo()
 

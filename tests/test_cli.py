@@ -51,6 +51,10 @@ def test_bad_yaml(tmp_path):
     (tmp_path / 'typo.yaml').write_text("algo: ppo\nclip_epsilon: 0.1\n")
     p = run('--config', str(tmp_path / 'typo.yaml'))
     assert p.returncode == 2 and "unknown config key 'clip_epsilon'; did you mean 'clip_eps'?" in p.stderr
+    (tmp_path / 'empty.yaml').write_text("# only a comment\n")   # refused, not a silent default CartPole run
+    p = run('--config', str(tmp_path / 'empty.yaml'), '--out_dir', str(tmp_path / 'runs'))
+    assert p.returncode == 2 and "is empty (or holds only comments)" in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and not (tmp_path / 'runs').exists(), p.stderr
 
 def test_help_lists_every_knob():
     p = run('--help')
