@@ -276,13 +276,16 @@ HEX = re.compile(r'(?<![\w/.#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,4
 NAMED_HEX = re.compile(r'(sha256|digest|countdown|sft_steps \d+|run)\W{0,8}$')   # weights' digests and run ids
 
 def bare_hashes(text: str) -> list[str]:
-    "Hex words that look like a commit's, where no weights digest or run id is named just before them."
-    return [m.group() for m in HEX.finditer(text) if not NAMED_HEX.search(text[max(m.start() - 30, 0):m.start()])]
+    ("Hex words that look like a commit's (git's short hashes have 7 to 12 characters, full ones 40; the weights' "
+     "digests here have 16), where no weights digest or run id is named just before them.")
+    return [m.group() for m in HEX.finditer(text)
+            if len(m.group()) != 16 and not NAMED_HEX.search(text[max(m.start() - 30, 0):m.start()])]
 
 def test_a_bare_hash_is_found_and_a_named_digest_is_not():
     assert bare_hashes('measured at a1ae7d7 on the Xeon') == ['a1ae7d7']
     assert bare_hashes('weights sha256 `04e1c1e5c0a0e781`, seed 1 countdown a4b770acdea45b68') == []
     assert bare_hashes("'run': '3f9a1c2e'") == [] and bare_hashes('a 1024-token row, deadbeef') == []
+    assert bare_hashes('| `427211b4dc0d9263` |') == [] and bare_hashes('(commit 89cd778)') == ['89cd778']
 
 def history(nb: Path) -> list[str]:
     "Commit hashes in what a reader of the notebook sees: its prose and its stored outputs (code aside)."
@@ -328,17 +331,44 @@ def test_the_ladder_quotes_its_result_files(tmp_path):
     assert headline_drift(row.format('0.164'), tmp_path) == []
     assert headline_drift(row.format('0.199'), tmp_path) == ["rung 2: 0.199 is in none of ['r.md']"]
 
-def prose_drift(markdown: str, root: Path = ROOT) -> list[str]:
-    ("Each decimal figure of a paragraph or list item that cites a result file (`bench/results/...md`) and is not in "
-     "the files it cites.")
+NUMBER = re.compile(r'(?<![\w.])\d+\.\d+(?![\w.])')
+
+def derived(n: str, pool: list[float]) -> bool:
+    "Whether the figure `n` is, at its printed precision, the difference or the ratio of two figures of `pool`."
+    digits, x = len(n.split('.')[1]), float(n)
+    pool = sorted(set(pool))
+    return any(round(abs(a - b), digits) == x or (b and round(a / b, digits) == x) for a in pool for b in pool)
+
+def prose_drift(markdown: str, root: Path = ROOT, outputs: str = '') -> list[str]:
+    ("Each decimal figure of a paragraph or list item that cites a result file (`bench/results/...md` or `.csv`) and "
+     "is neither in the files it cites (or `outputs`, the notebook's stored outputs) nor the difference or ratio of "
+     "two figures of the same paragraph that are; a bound after <, >, \u2264 or \u2265 (p < 0.001) is no measurement.")
     out = []
     for part in re.split(r'\n\s*\n|\n(?=- )', markdown):
-        files = re.findall(r'bench/results/[\w/.-]+?\.md', part)
+        files = re.findall(r'bench/results/[\w/.-]+?\.(?:md|csv)', part)
         if not files: continue
-        text = ' '.join((root / f).read_text() for f in files if (root / f).exists())
-        out += [f"{n} is in none of {files}: {part[:80]!r}" for n in re.findall(r'(?<![\w.])\d+\.\d+(?![\w.])', part)
-                if n not in text]
+        text = ' '.join((root / f).read_text() for f in files if (root / f).exists()) + ' ' + outputs
+        figures = [m for m in NUMBER.finditer(part)
+                   if not re.search(r'[<>\u2264\u2265] ?$', part[max(m.start() - 2, 0):m.start()])]
+        quoted = [float(m.group()) for m in figures if m.group() in text]
+        out += [f"{m.group()} is in none of {files}: {part[:80]!r}" for m in figures
+                if m.group() not in text and not derived(m.group(), quoted)]
     return out
+
+def notebook_prose(nb: Path) -> tuple[str, str]:
+    "A notebook's markdown, and the text of its stored outputs."
+    cells = json.loads(nb.read_text())['cells']
+    return ('\n\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'markdown'),
+            json.dumps([c.get('outputs', []) for c in cells if c['cell_type'] == 'code']))
+
+def test_every_chapter_and_the_readme_quote_the_results_they_cite():
+    ("A figure beside a result file's name comes from that file (or the chapter's own outputs), so a re-measure "
+     "cannot leave it stale.")
+    found = [f"README.md: {x}" for x in prose_drift((ROOT / 'README.md').read_text())]
+    for nb in sorted((ROOT / 'nbs').glob('*.ipynb')):
+        prose, outputs = notebook_prose(nb)
+        found += [f"{nb.name}: {x}" for x in prose_drift(prose, ROOT, outputs)]
+    assert not found, '\n'.join(found)
 
 def test_the_course_page_quotes_its_result_files(tmp_path):
     "Chapter 00's figures come from the result files it cites, so a re-measure cannot leave them stale."
@@ -350,6 +380,9 @@ def test_the_course_page_quotes_its_result_files(tmp_path):
     assert prose_drift('- took 5.2 min (`bench/results/r.md`)', tmp_path) == []
     assert prose_drift('- took 6.1 min (`bench/results/r.md`)\n- 7.5 s, elsewhere', tmp_path) == [
         "6.1 is in none of ['bench/results/r.md']: '- took 6.1 min (`bench/results/r.md`)'"]
+    assert prose_drift('5.6 against 4.9 min: 0.7 longer, 1.14 times, p < 0.001 (`bench/results/r.md`)', tmp_path) == []
+    assert prose_drift('0.7 min longer (`bench/results/r.md`)', tmp_path) != []   # derived, but from nothing quoted
+    assert prose_drift('took 5.3 min (`bench/results/r.md`)', tmp_path, outputs='5.3') == []
 
 HISTORY = re.compile(r"\b(sittings?|worktrees?|an earlier run|earlier runs|rehearsal found|the issue that"
                      r"|tried and not kept|in this repository's history)\b", re.I)

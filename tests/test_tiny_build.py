@@ -76,13 +76,16 @@ def test_interrupted_build_resumes_to_the_same_weights(tmp_path):
 def test_the_folder_alone_on_stdout_from_an_empty_cache(tmp_path):
     ("The README's `--model \"$(python -m nanorl.tiny countdown)\"` from an empty cache: stdout holds the folder "
      "alone (the tokenizer trainer's blank lines go to stderr), so the shell substitution names a model that loads.")
-    script = (f'm="$("{sys.executable}" -m nanorl.tiny countdown --sft_steps 5)" && test -f "$m/config.json" && '
+    train = (f'"{sys.executable}" -m nanorl.train --task countdown --algo grpo --group_size 2 --n_prompts 2 --steps 1 '
+             f'--n_eval 4 --eval_every 1 --progress false --out_dir "{tmp_path / "runs"}" >&2')
+    script = (f'm="$("{sys.executable}" -m nanorl.tiny countdown --sft_steps 5)" && {train} --model "$m" && '
               f'printf %s "$m"')
     p = subprocess.run(['bash', '-c', script], cwd=ROOT, capture_output=True, text=True,
                        env={**os.environ, 'NANORL_CACHE': str(tmp_path / 'cache')})
     assert p.returncode == 0, p.stderr[-2000:]
     (folder,) = [d for d in (tmp_path / 'cache').glob('tiny-countdown-s0-sft5-*') if d.is_dir()]   # not its .lock
     assert p.stdout == str(folder), repr(p.stdout)
+    assert (tmp_path / 'runs').is_dir() and 'held-out' in p.stderr, p.stderr[-2000:]   # the run loaded it and trained
 
 def test_without_the_lm_extra_one_line_names_it(tmp_path):
     ("Without transformers, `python -m nanorl.tiny countdown` says in one line which extra to install, and builds "
