@@ -229,7 +229,8 @@ def draw_runs(runs: list, ys: list[str] | None = None, path: str | os.PathLike |
     # fixed margins: tight_layout measures every label first, a third of the drawing's time
     fig.subplots_adjust(left=0.3 / n_cols, right=0.98, bottom=0.5 / (3.1 * n_rows), top=1 - 0.3 / (3.1 * n_rows),
                         wspace=0.28, hspace=0.5)
-    if path: fig.savefig(path, dpi=90, metadata={'Description': 'panels: ' + ', '.join(t for t, _ in panels)})
+    if path: fig.savefig(path, dpi=90, metadata={'Description': f"{', '.join(labels)} against {x}, a panel each for "
+                                                                f"{', '.join(t for t, _ in panels)}"})
     return fig
 
 # %% ../nbs/05b_runlog.ipynb #1053344a

@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'tools'))
-from build_docs import KATEX_DIRS, build, figure_alt, pagefind, sidebar
+from build_docs import KATEX_DIRS, build, directives, figure_alt, pagefind, sidebar
 from check_docs import api_names, chromium, probe, problems
 from make_readme import result_path
 
@@ -305,13 +305,15 @@ def test_every_figure_says_what_it_shows(built):
     site, pages = built
     alts = [(p.name, a) for p in pages for a in re.findall(r'<img [^>]*alt="([^"]*)"', p.read_text())]
     assert len(alts) > 25, len(alts)
-    assert [x for x in alts if x[1] in ('', 'a figure the code above draws') or len(x[1]) < 20] == [], alts
+    assert [x for x in alts if x[1] in ('', 'a figure the code above draws') or len(x[1]) < 40] == [], alts
 
 def test_alt_text_reads_the_prose_and_the_labels():
-    alt = figure_alt("ax.set_xlabel('step along $\\nabla J$')\nax.set_title(f'seed {s}')",
-                     "Some context.\n\nThe curves part at step 50. The same numbers as curves:")
-    assert alt == ("The curves part at step 50. The same numbers as curves: Titles and axes: step along nabla J; "
-                   "seed."), alt
+    code = "ax.set_xlabel('step along $\\\\nabla J$')\nax.set_title(f'seed {s}')"
+    assert figure_alt(code, "Some context.\n\nThe curves part at step 50. The same numbers as curves:") == (
+        "The same numbers as curves: Titles and axes: step along nabla J; seed.")
+    assert figure_alt(code, "A paragraph that does not announce it.") == "Titles and axes: step along nabla J; seed."
+    dirs, code = directives('#| echo: false\n#| fig-alt: "Bars of k1, k2 and k3: one per action"\nplot()')
+    assert figure_alt(code, "Prose.", dirs['fig-alt']) == 'Bars of k1, k2 and k3: one per action' and code == 'plot()'
 
 def test_the_check_finds_each_broken_thing(tmp_path):
     nbs, site = tmp_path / 'nbs', tmp_path / 'site'

@@ -286,12 +286,15 @@ def test_a_bare_hash_is_found_and_a_named_digest_is_not():
     assert bare_hashes('weights sha256 `04e1c1e5c0a0e781`, seed 1 countdown a4b770acdea45b68') == []
     assert bare_hashes("'run': '3f9a1c2e'") == [] and bare_hashes('a 1024-token row, deadbeef') == []
     assert bare_hashes('| `427211b4dc0d9263` |') == [] and bare_hashes('(commit 89cd778)') == ['89cd778']
+    assert bare_hashes('weights sha256 3ad3c951fcfa') == [] and bare_hashes('\n89cd778 was') == ['89cd778']
 
 def history(nb: Path) -> list[str]:
     "Commit hashes in what a reader of the notebook sees: its prose and its stored outputs (code aside)."
     found = []
     for i, c in enumerate(json.loads(nb.read_text())['cells']):
-        seen = ''.join(c['source']) if c['cell_type'] == 'markdown' else json.dumps(c.get('outputs', []))
+        seen = ''.join(c['source']) if c['cell_type'] == 'markdown' else '\n'.join(
+            ''.join(v) for o in c.get('outputs', []) for v in [o.get('text', ''), *o.get('data', {}).values()]
+            if isinstance(v, (str, list)))
         found += [f"{nb.name} cell {i}: {m}" for m in HASH.findall(seen) + bare_hashes(seen)]
     return found
 
@@ -350,9 +353,10 @@ def prose_drift(markdown: str, root: Path = ROOT, outputs: str = '') -> list[str
         text = ' '.join((root / f).read_text() for f in files if (root / f).exists()) + ' ' + outputs
         figures = [m for m in NUMBER.finditer(part)
                    if not re.search(r'[<>\u2264\u2265] ?$', part[max(m.start() - 2, 0):m.start()])]
-        quoted = [float(m.group()) for m in figures if m.group() in text]
+        found = {m.group() for m in figures if re.search(rf'(?<![\d.]){re.escape(m.group())}(?!\d)', text)}
+        quoted = [float(n) for n in found]
         out += [f"{m.group()} is in none of {files}: {part[:80]!r}" for m in figures
-                if m.group() not in text and not derived(m.group(), quoted)]
+                if m.group() not in found and not derived(m.group(), quoted)]
     return out
 
 def notebook_prose(nb: Path) -> tuple[str, str]:
@@ -383,6 +387,8 @@ def test_the_course_page_quotes_its_result_files(tmp_path):
     assert prose_drift('5.6 against 4.9 min: 0.7 longer, 1.14 times, p < 0.001 (`bench/results/r.md`)', tmp_path) == []
     assert prose_drift('0.7 min longer (`bench/results/r.md`)', tmp_path) != []   # derived, but from nothing quoted
     assert prose_drift('took 5.3 min (`bench/results/r.md`)', tmp_path, outputs='5.3') == []
+    # whole figures only: 0.3 is not in 0.35
+    assert prose_drift('took 5.2 min, 0.3 and 5.6 (`bench/results/r.md`)', tmp_path, outputs='15.23 0.35') != []
 
 HISTORY = re.compile(r"\b(sittings?|worktrees?|an earlier run|earlier runs|rehearsal found|the issue that"
                      r"|tried and not kept|in this repository's history)\b", re.I)

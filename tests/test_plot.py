@@ -5,7 +5,7 @@ from PIL import Image
 from nanorl.runlog import CURVES, run_labels
 
 ROOT = Path(__file__).resolve().parent.parent
-CONTROL = 'panels: reward, held-out (greedy), entropy, seconds per step'
+CONTROL = 'a panel each for reward, held-out (greedy), entropy, seconds per step'
 
 def panels(png: Path) -> str: return Image.open(png).info['Description']
 
@@ -14,7 +14,7 @@ def test_every_run_leaves_its_picture_and_its_last_line_names_it(tmp_path, nanor
                    '--progress', 'false')
     run = tmp_path / 'cartpole_reinforce'
     assert p.returncode == 0, p.stderr[-2000:]
-    assert panels(run / CURVES) == CONTROL
+    assert panels(run / CURVES) == f'cartpole_reinforce against step, {CONTROL}', panels(run / CURVES)
     assert p.stdout.strip().splitlines()[-1].endswith(f"; its curves: {run / CURVES}"), p.stdout[-500:]
 
 def test_runs_side_by_side_are_labelled_by_what_differs(tmp_path, nanorl_cli):
@@ -27,6 +27,6 @@ def test_runs_side_by_side_are_labelled_by_what_differs(tmp_path, nanorl_cli):
     p = subprocess.run([sys.executable, '-m', 'nanorl.plot', *map(str, runs), '--y', 'reward', 'entropy', '--out',
                         str(out)], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0 and p.stdout.strip() == str(out), p.stderr[-2000:]
-    assert panels(out) == 'panels: reward, entropy'
+    assert panels(out) == 'a (lr=0.01), b (lr=0.02) against step, a panel each for reward, entropy', panels(out)
     p = subprocess.run([sys.executable, '-m', 'nanorl.plot', str(tmp_path / 'c')], capture_output=True, text=True)
     assert p.returncode == 2 and f"{tmp_path / 'c'} holds no log.csv" in p.stderr, p.stderr

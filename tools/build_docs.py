@@ -21,7 +21,7 @@ page follows the reader's setting, every figure has alt text, and below 800 px t
 text (tools/docs/site.css and site.js).
 Needs `pandoc` (Debian's `pandoc`).
 """
-import argparse, base64, configparser, html, json, re, shutil, subprocess, sys
+import argparse, ast, base64, configparser, html, json, re, shutil, subprocess, sys
 from pathlib import Path
 
 import yaml
@@ -72,22 +72,27 @@ def png_description(data: bytes) -> str:
         pos += 12 + size
     return ''
 
-LABEL = re.compile(r"""(?:set_title|suptitle|title|set_xlabel|set_ylabel|xlabel|ylabel)(?:\(\s*|=)f?(['"])(.+?)\1""")
+LABEL = re.compile(r"""(?:set_title|suptitle|title|set_xlabel|set_ylabel|xlabel|ylabel)(?:\(\s*|=)(f?)(['"].*?['"])""")
 
 def plain(text: str) -> str:
-    "Markdown, LaTeX and f-strings read aloud: links by their text, `\\theta` as theta, no backticks, stars, dollars."
+    "Markdown and LaTeX read aloud: links by their text, `\\theta_{old}` as theta_old, no backticks, stars or dollars."
     text = re.sub(r'!?\[([^\]]*)\]\([^)]*\)', r'\1', text)
-    text = re.sub(r'\{[^{}]*\}', '', text)                       # an f-string's fields, LaTeX's groups
-    text = re.sub(r'\\n(?![a-z])', ' ', text)                     # a line break written in a Python string
     text = re.sub(r'\\([a-zA-Z]+)', r'\1', text)
-    return ' '.join(re.sub(r'[`*$\\]', '', text).split())
+    return ' '.join(re.sub(r'[`*${}\\]', '', text).split())
 
-def figure_alt(code: str, before: str) -> str:
-    ("Alt text for a figure a cell draws: the end of the prose before the cell, which announces it, and the titles "
-     "and axis labels its code sets; '' when there are neither.")
-    sentences = re.split(r'(?<=[.:!?])\s+', plain(before.strip().split('\n\n')[-1])) if before.strip() else []
-    intro = ' '.join(sentences[-2:]) if sentences and len(sentences[-1]) < 60 else ''.join(sentences[-1:])
-    labels = list(dict.fromkeys(x for m in LABEL.finditer(code) if (x := plain(m[2]))))
+def label_text(f: str, literal: str) -> str:
+    "A title or axis label as the figure shows it: the string literal's value, an f-string's fields left out."
+    if f: return plain(re.sub(r'\{[^{}]*\}', '', literal[1:-1]))
+    try: return plain(ast.literal_eval(literal).replace('\n', ' '))
+    except (ValueError, SyntaxError): return plain(literal[1:-1])
+
+def figure_alt(code: str, before: str, given: str = '') -> str:
+    ("Alt text for a figure a cell draws: the cell's `#| fig-alt:` (`given`), else the sentence before the cell when "
+     "it announces the figure (it ends with a colon) and the titles and axis labels the code sets; '' when none.")
+    if given: return given.strip('"\'')
+    last = plain(before.strip().split('\n\n')[-1]) if before.strip() else ''
+    intro = re.split(r'(?<=[.!?])\s+', last)[-1] if last.endswith(':') else ''
+    labels = list(dict.fromkeys(x for m in LABEL.finditer(code) if (x := label_text(m[1], m[2]))))
     return ' '.join(filter(None, [intro, f"Titles and axes: {'; '.join(labels)}." if labels else '']))[:400]
 
 def output_md(out: dict, save_image, alt: str = '') -> str:
@@ -153,7 +158,7 @@ class Site:
                 if 'hide' in dirs or dirs.get('include') == 'false': continue
                 if code and dirs.get('echo') != 'false': parts.append(fence(code, 'python'))
                 if dirs.get('output') != 'false':
-                    alt = figure_alt(code, before)
+                    alt = figure_alt(code, before, dirs.get('fig-alt', ''))
                     parts += [o for o in (output_md(o, save_image, alt) for o in c.get('outputs', [])) if o]
         parts += ['</details>'] * len(folded)
         md = '\n\n'.join(parts) + '\n'
