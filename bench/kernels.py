@@ -5,7 +5,8 @@
 Each build runs in its own process with `ATEN_CPU_CAPABILITY` set (torch's switch for its vectorised kernels) and
 its own empty cache, then evaluates greedy held-out accuracy on 1,024 problems. The table gives, per kernel set, the
 build's minutes, the held-out problems right, the weights' sha256 and their largest difference from the first
-build's. About 4 to 5 minutes per build on 2 cores.
+build's. About 2 to 3 minutes per build on a 2-core Intel Xeon
+(bench/results/kernels.md).
 """
 import datetime, json, os, subprocess, sys, tempfile
 from pathlib import Path
@@ -41,12 +42,11 @@ def build(kernels: str, tmp: str) -> dict:
 def main(kernels: list[str]):
     tmp = tempfile.mkdtemp(prefix='bench_kernels_')
     rows = [build(k, tmp) for k in kernels]
-    first = torch.load(os.path.join(tmp, f'{kernels[0]}.pt'))
     lines = ['| kernels asked | kernels torch used | build min | held-out right (of 1,024) | weights sha256 | '
              f'largest weight difference from {kernels[0]} |', '|---|---|---|---|---|---|']
-    for k, r in zip(kernels, rows):
-        w = torch.load(os.path.join(tmp, f'{k}.pt'))
-        diff = max((w[n] - first[n]).abs().max().item() for n in first)
+    weights = [torch.load(os.path.join(tmp, f'{k}.pt')) for k in kernels]
+    for k, r, w in zip(kernels, rows, weights):
+        diff = max((w[n] - weights[0][n]).abs().max().item() for n in weights[0])
         lines.append(f"| {k} | {r['kernels']} | {r['build_s'] / 60:.1f} | {r['right']} | `{r['sha256']}` | "
                      f"{diff:.3g} |")
     text = '\n'.join(lines) + (
